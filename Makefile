@@ -1,0 +1,53 @@
+# gecserve: the two commands are `make serve` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+MODEL ?= models/gec-default
+
+.PHONY: serve test lint fixture model bench-decoding proto clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.runtime: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e ".[build,dev]"
+	touch $@ $(VENV)/.runtime
+
+## Set up and run the service with the bundled default model.
+serve: $(VENV)/.runtime
+	$(BIN)/gecserve serve --model $(MODEL)
+
+## Set up and pass the tests (unit, integration; the load tests are separate).
+test: $(VENV)/.dev
+	$(BIN)/ruff check service models tests
+	$(BIN)/ruff format --check service models tests
+	$(BIN)/python -m pytest -q
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check service models tests
+
+## Regenerate the tiny test model (trains about a minute, exports through the real exporter).
+fixture: $(VENV)/.dev
+	$(BIN)/python -m models.fixture --out tests/fixtures/tiny-gec
+
+## Rebuild the default model from ../shared/data (hours on CPU; see models/README.md).
+model: $(VENV)/.dev
+	$(BIN)/python -m models.gec.recipe --data ../shared/data --run runs/gec-default --device cpu
+	$(BIN)/python -m models.gec.package --run runs/gec-default --out $(MODEL)
+
+bench-decoding: $(VENV)/.runtime
+	$(BIN)/gecserve bench decoding --model $(MODEL) --input ../shared/data/dev/fce.dev.detok.src
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+
+## Regenerate the committed gRPC code from service/api/proto/gecserve.proto.
+proto: $(VENV)/.dev
+	$(BIN)/python -m grpc_tools.protoc -I service/api/proto --python_out=service/api/proto \
+		--pyi_out=service/api/proto --grpc_python_out=service/api/proto service/api/proto/gecserve.proto
+	sed -i 's/^import gecserve_pb2 as/from service.api.proto import gecserve_pb2 as/' service/api/proto/gecserve_pb2_grpc.py

@@ -1,0 +1,1 @@
+"""Model artifacts and the build-time tools that make them (training, export, evaluation)."""

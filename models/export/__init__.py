@@ -1,0 +1,1 @@
+"""Export Hugging Face encoder-decoder checkpoints into the gecserve ONNX model format."""

@@ -1,0 +1,1 @@
+"""The bundled default GEC model: data, synthetic errors, tokenizer, training recipe."""

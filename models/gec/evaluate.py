@@ -1,0 +1,101 @@
+"""``gecserve eval``: GLEU and change statistics of a model on a dev set.
+
+    gecserve eval --model models/gec-default --src jfleg.dev.src --refs jfleg.dev.ref0 ... --tokenized
+    gecserve eval --model models/gec-default --src fce.dev.detok.src --refs fce.dev.detok.tgt
+
+GLEU is the JFLEG multi-reference definition (500 iterations of random reference choice,
+compared on tokens). With ``--tokenized`` the source and references are tokenised text (as
+JFLEG is): the source is detokenised before the model reads it. Also reported, against the
+first reference: exact match, the share of sentences that need no change and were left
+unchanged, and the share of sentences changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from models.gec.metrics import change_stats, corpus_gleu, detokenize, tokenize
+from service.bench.report import table
+from service.commands.correct import correct_texts
+from service.engine.decoding.types import DecodeParams
+from service.engine.engine import Engine
+from service.engine.sessions import SessionSettings
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").rstrip("\n").split("\n")
+
+
+def evaluate(
+    engine: Engine,
+    sources: list[str],
+    references: list[list[str]],
+    tokenized: bool,
+    decoding: str = "aggressive",
+    batch_size: int = 32,
+) -> dict[str, Any]:
+    """Correct ``sources`` and score them; ``references[k][i]`` is reference k of sentence i."""
+    inputs = [detokenize(s) if tokenized else s for s in sources]
+    hypotheses = correct_texts(engine, inputs, decoding, batch_size, DecodeParams(), progress=True)
+
+    def toks(text: str, already: bool) -> list[str]:
+        return text.split() if already else tokenize(text)
+
+    gleu = corpus_gleu(
+        [toks(s, tokenized) for s in sources],
+        [[toks(ref[i], tokenized) for ref in references] for i in range(len(sources))],
+        [tokenize(h) for h in hypotheses],
+    )
+    if tokenized:
+        stats = change_stats(sources, references[0], [" ".join(tokenize(h)) for h in hypotheses])
+    else:
+        stats = change_stats(sources, references[0], hypotheses)
+    return {
+        "sentences": len(sources),
+        "gleu": gleu.mean,
+        "gleu_std": gleu.std,
+        "exact_match": stats.exact_match,
+        "unchanged_kept": stats.keep_rate_no_change,
+        "needs_no_change": stats.n_need_no_change,
+        "changed": stats.changed_rate,
+        "hypotheses": hypotheses,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="gecserve eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--model", type=Path, required=True)
+    parser.add_argument("--src", type=Path, required=True)
+    parser.add_argument("--refs", type=Path, nargs="+", required=True)
+    parser.add_argument("--tokenized", action="store_true", help="source and references are tokenised (JFLEG)")
+    parser.add_argument("--decoding", default="aggressive", choices=["aggressive", "greedy", "beam"])
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--variant", default=None)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=None, help="write the corrected sentences here")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    args = parser.parse_args(argv)
+    engine = Engine(args.model, variant=args.variant, settings=SessionSettings(intra_op_threads=args.threads))
+    sources = _lines(args.src)
+    references = [_lines(p) for p in args.refs]
+    if any(len(r) != len(sources) for r in references):
+        parser.error("every reference file must have as many lines as the source")
+    result = evaluate(engine, sources, references, args.tokenized, args.decoding, args.batch_size)
+    hypotheses = result.pop("hypotheses")
+    if args.out:
+        args.out.write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
+    row = {"set": args.src.name, **{k: v for k, v in result.items()}}
+    print(table([row], ["set", "sentences", "gleu", "exact_match", "unchanged_kept", "changed"]))
+    if args.json:
+        args.json.write_text(json.dumps(row, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""Turn a finished recipe run into the shipped model folder ``models/gec-default``.
+
+    python -m models.gec.package --run runs/gec-default --out models/gec-default --data ../shared/data
+
+Exports the trained checkpoint with the real exporter (int8 only: no fp32 copy is shipped),
+evaluates it on JFLEG dev and FCE dev, and records in ``manifest.json`` the architecture,
+tokenizer, training data with its licence terms, training configuration, hardware and
+duration, and the dev-set figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tokenizers import Tokenizer
+from tokenizers.processors import TemplateProcessing
+
+from models.export.exporter import export
+from models.gec.tokenizer import EOS_ID
+from service.engine.engine import Engine
+from service.engine.manifest import ModelManifest
+from service.engine.sessions import SessionSettings
+
+LICENCE_NOTE = (
+    "NON-COMMERCIAL RESEARCH USE ONLY. The model is trained on learner corpora whose licences "
+    "allow non-commercial research and education only (W&I+LOCNESS, FCE: 'any use ... for or as part "
+    "of a product or service which is sold, offered for sale, licensed, leased or rented' is excluded; "
+    "NUCLE: NUS licence, research use; Lang-8: research use) and on monolingual text of which several "
+    "sources are non-commercial or research-only (OpenStax NC-SA books, BBC, ABC, AG News, Reuters-21578, "
+    "Brown). The gecserve code is separate from these terms; the model weights are not."
+)
+
+TRAINING_DATA = [
+    {
+        "name": "W&I+LOCNESS v2.1 train (BEA-2019)",
+        "pairs": "34,308",
+        "licence": "non-commercial research and education only (Cambridge CEWI licence)",
+    },
+    {
+        "name": "FCE v2.1 train",
+        "pairs": "28,596",
+        "licence": "non-commercial research and education only (CLC FCE licence)",
+    },
+    {"name": "NUCLE 3.2", "pairs": "21,641", "licence": "NUS licence (not included); treat as research only"},
+    {"name": "Lang-8 (NAIST) excerpt", "pairs": "8,171", "licence": "research use"},
+    {
+        "name": "synthetic errors on 1.35M-sentence monolingual pool (17 sources)",
+        "pairs": "see data.synthetic_pairs",
+        "licence": (
+            "mixed: public domain, CC BY, CC BY-SA (Wikipedia), CC BY-NC-SA (OpenStax), "
+            "research-only news (BBC, ABC, Reuters, AG News), Brown non-commercial"
+        ),
+    },
+]
+
+
+def _with_source_template(tokenizer_path: Path, out: Path) -> Path:
+    """The run's tokenizer plus the source template the model was trained with (``$A </s>``)."""
+    tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    tokenizer.post_processor = TemplateProcessing(single="$A </s>", special_tokens=[("</s>", EOS_ID)])
+    tokenizer.save(str(out))
+    return out
+
+
+def _recipe(run: Path) -> dict[str, Any] | str:
+    """The recipe command and schedule of the run (written by ``models.gec.recipe``)."""
+    path = run / "recipe.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    return "python -m models.gec.recipe --data ../shared/data --run runs/gec-default --device cpu"
+
+
+def _dev_figures(model_dir: Path, data: Path) -> dict[str, Any]:
+    from models.gec.evaluate import evaluate
+
+    engine = Engine(model_dir, settings=SessionSettings(intra_op_threads=2))
+    dev = data / "dev"
+    read = lambda p: p.read_text(encoding="utf-8").rstrip("\n").split("\n")  # noqa: E731
+    jfleg = evaluate(engine, read(dev / "jfleg.dev.src"), [read(dev / f"jfleg.dev.ref{i}") for i in range(4)], True)
+    fce = evaluate(engine, read(dev / "fce.dev.detok.src"), [read(dev / "fce.dev.detok.tgt")], False)
+    keep = ("sentences", "gleu", "exact_match", "unchanged_kept", "needs_no_change", "changed")
+    return {
+        "jfleg_dev": {k: jfleg[k] for k in keep},
+        "fce_dev": {k: fce[k] for k in keep},
+        "decoding": "aggressive (identical to greedy)",
+    }
+
+
+def package(run: Path, out: Path, data: Path | None, method: str = "rowwise") -> ModelManifest:
+    summary1 = json.loads((run / "stage1" / "summary.json").read_text())
+    summary2 = json.loads((run / "stage2" / "summary.json").read_text())
+    data_info = json.loads((run / "data.json").read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        checkpoint = Path(tmp) / "hf"
+        shutil.copytree(run / "stage2" / "model", checkpoint)
+        _with_source_template(run / "tokenizer.json", checkpoint / "tokenizer.json")
+        training = {
+            "recipe": _recipe(run),
+            "stage1": {"data": "synthetic + learner pairs (learner x2)", **summary1},
+            "stage2": {"data": "learner pairs only", **summary2},
+            "data": data_info,
+            "hardware": f"{summary1['device']}: see machine",
+            "hours": round((summary1["minutes"] + summary2["minutes"]) / 60, 2),
+        }
+        manifest = export(
+            checkpoint,
+            out,
+            name="gec-default",
+            version="1",
+            quantize="int8",
+            method=method,
+            keep_fp32=False,
+            extra={
+                "licence": LICENCE_NOTE,
+                "training_data": TRAINING_DATA,
+                "training": training,
+                "tokenizer_info": {"type": "byte-level BPE (HF tokenizers)", "vocab_size": data_info["vocab_size"]},
+            },
+        )
+    if data is not None:
+        manifest.extra["quality"] = _dev_figures(out, data)
+        manifest.save(out)
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", type=Path, required=True)
+    parser.add_argument("--out", type=Path, default=Path("models/gec-default"))
+    parser.add_argument("--data", type=Path, default=None, help="data dir for the dev-set figures")
+    parser.add_argument("--method", default="rowwise")
+    args = parser.parse_args(argv)
+    manifest = package(args.run, args.out, args.data, args.method)
+    print(json.dumps(manifest.extra.get("quality", {}), indent=2), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""gecserve: grammatical error correction serving runtime (never imports torch)."""

@@ -1,0 +1,141 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class CorrectOptions(_message.Message):
+    __slots__ = ("backend", "alternatives")
+    BACKEND_FIELD_NUMBER: _ClassVar[int]
+    ALTERNATIVES_FIELD_NUMBER: _ClassVar[int]
+    backend: str
+    alternatives: int
+    def __init__(self, backend: _Optional[str] = ..., alternatives: _Optional[int] = ...) -> None: ...
+
+class ClientInfo(_message.Message):
+    __slots__ = ("user_id", "session_id")
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    user_id: str
+    session_id: str
+    def __init__(self, user_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
+
+class CorrectRequest(_message.Message):
+    __slots__ = ("text", "texts", "offset_unit", "options", "client")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    TEXTS_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_UNIT_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    texts: _containers.RepeatedScalarFieldContainer[str]
+    offset_unit: str
+    options: CorrectOptions
+    client: ClientInfo
+    def __init__(self, text: _Optional[str] = ..., texts: _Optional[_Iterable[str]] = ..., offset_unit: _Optional[str] = ..., options: _Optional[_Union[CorrectOptions, _Mapping]] = ..., client: _Optional[_Union[ClientInfo, _Mapping]] = ...) -> None: ...
+
+class Edit(_message.Message):
+    __slots__ = ("id", "offset", "length", "original", "replacement", "alternatives", "sentence", "type")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LENGTH_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_FIELD_NUMBER: _ClassVar[int]
+    REPLACEMENT_FIELD_NUMBER: _ClassVar[int]
+    ALTERNATIVES_FIELD_NUMBER: _ClassVar[int]
+    SENTENCE_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    offset: int
+    length: int
+    original: str
+    replacement: str
+    alternatives: _containers.RepeatedScalarFieldContainer[str]
+    sentence: int
+    type: str
+    def __init__(self, id: _Optional[str] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., original: _Optional[str] = ..., replacement: _Optional[str] = ..., alternatives: _Optional[_Iterable[str]] = ..., sentence: _Optional[int] = ..., type: _Optional[str] = ...) -> None: ...
+
+class ModelInfo(_message.Message):
+    __slots__ = ("name", "version")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    version: str
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
+
+class Timings(_message.Message):
+    __slots__ = ("queue", "preprocess", "inference", "total")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    PREPROCESS_FIELD_NUMBER: _ClassVar[int]
+    INFERENCE_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    queue: float
+    preprocess: float
+    inference: float
+    total: float
+    def __init__(self, queue: _Optional[float] = ..., preprocess: _Optional[float] = ..., inference: _Optional[float] = ..., total: _Optional[float] = ...) -> None: ...
+
+class Correction(_message.Message):
+    __slots__ = ("text", "edits")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    EDITS_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    edits: _containers.RepeatedCompositeFieldContainer[Edit]
+    def __init__(self, text: _Optional[str] = ..., edits: _Optional[_Iterable[_Union[Edit, _Mapping]]] = ...) -> None: ...
+
+class CorrectResponse(_message.Message):
+    __slots__ = ("text", "edits", "results", "model", "backend", "timings_ms")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    EDITS_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    BACKEND_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_MS_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    edits: _containers.RepeatedCompositeFieldContainer[Edit]
+    results: _containers.RepeatedCompositeFieldContainer[Correction]
+    model: ModelInfo
+    backend: str
+    timings_ms: Timings
+    def __init__(self, text: _Optional[str] = ..., edits: _Optional[_Iterable[_Union[Edit, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[Correction, _Mapping]]] = ..., model: _Optional[_Union[ModelInfo, _Mapping]] = ..., backend: _Optional[str] = ..., timings_ms: _Optional[_Union[Timings, _Mapping]] = ...) -> None: ...
+
+class GenerateRequest(_message.Message):
+    __slots__ = ("text", "num_return_sequences", "strategy", "num_beams", "temperature", "top_k", "top_p", "seed", "max_new_tokens")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    NUM_RETURN_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    STRATEGY_FIELD_NUMBER: _ClassVar[int]
+    NUM_BEAMS_FIELD_NUMBER: _ClassVar[int]
+    TEMPERATURE_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    TOP_P_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    MAX_NEW_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    num_return_sequences: int
+    strategy: str
+    num_beams: int
+    temperature: float
+    top_k: int
+    top_p: float
+    seed: int
+    max_new_tokens: int
+    def __init__(self, text: _Optional[str] = ..., num_return_sequences: _Optional[int] = ..., strategy: _Optional[str] = ..., num_beams: _Optional[int] = ..., temperature: _Optional[float] = ..., top_k: _Optional[int] = ..., top_p: _Optional[float] = ..., seed: _Optional[int] = ..., max_new_tokens: _Optional[int] = ...) -> None: ...
+
+class GeneratedSequence(_message.Message):
+    __slots__ = ("text", "score")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    score: float
+    def __init__(self, text: _Optional[str] = ..., score: _Optional[float] = ...) -> None: ...
+
+class GenerateResponse(_message.Message):
+    __slots__ = ("sequences", "model", "timings_ms")
+    SEQUENCES_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_MS_FIELD_NUMBER: _ClassVar[int]
+    sequences: _containers.RepeatedCompositeFieldContainer[GeneratedSequence]
+    model: ModelInfo
+    timings_ms: Timings
+    def __init__(self, sequences: _Optional[_Iterable[_Union[GeneratedSequence, _Mapping]]] = ..., model: _Optional[_Union[ModelInfo, _Mapping]] = ..., timings_ms: _Optional[_Union[Timings, _Mapping]] = ...) -> None: ...

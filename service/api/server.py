@@ -1,0 +1,106 @@
+"""``gecserve serve``: HTTP (FastAPI on uvicorn) and gRPC (grpc.aio) in one process, one pipeline.
+
+    gecserve serve [--model DIR] [--http-port 8000] [--grpc-port 50051]   (other settings: GECSERVE_*)
+
+Both servers listen at once; ``/healthz`` answers at once, ``/readyz`` and gRPC health turn
+ready only after the model is loaded and every arm is warmed up. SIGTERM or SIGINT: readiness
+turns off, the servers stop accepting, in-flight requests finish, queued jobs drain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+from pathlib import Path
+
+import uvicorn
+from grpc_health.v1 import health_pb2
+
+from service.api.grpc_service import SERVICE_NAME, create_grpc_server
+from service.api.http import create_app
+from service.config import Settings
+from service.observability.logging import configure_logging
+from service.pipeline.pipeline import Pipeline
+
+log = logging.getLogger("gecserve")
+
+
+async def serve(settings: Settings) -> None:
+    """Run until SIGTERM/SIGINT, then shut down gracefully."""
+    pipeline = Pipeline(settings)
+    app = create_app(pipeline)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.http_port,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=int(settings.drain_timeout_s) or None,
+    )
+    http = uvicorn.Server(config)
+    http.install_signal_handlers = lambda: None  # this function owns the signals
+    grpc_server = health_servicer = None
+    if settings.grpc_port >= 0:
+        grpc_server, health_servicer, grpc_port = create_grpc_server(pipeline, f"{settings.host}:{settings.grpc_port}")
+        await grpc_server.start()
+        log.info("grpc listening", extra={"port": grpc_port})
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+
+    http_task = asyncio.create_task(http.serve())
+
+    async def warm_up() -> None:
+        await pipeline.start()
+        if health_servicer is not None:
+            for name in (SERVICE_NAME, ""):
+                health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        log.info("ready", extra={"http_port": settings.http_port, "grpc_port": settings.grpc_port})
+
+    warm_task = asyncio.create_task(warm_up())
+    stop_task = asyncio.create_task(stop.wait())
+    done, _ = await asyncio.wait({http_task, stop_task, warm_task}, return_when=asyncio.FIRST_COMPLETED)
+    if warm_task in done and warm_task.exception() is None:
+        done, _ = await asyncio.wait({http_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+    elif warm_task in done:
+        log.error("start-up failed", exc_info=warm_task.exception())
+
+    log.info("shutting down")
+    pipeline.ready = False
+    if health_servicer is not None:
+        health_servicer.enter_graceful_shutdown()
+    http.should_exit = True
+    await asyncio.gather(
+        http_task,
+        grpc_server.stop(settings.drain_timeout_s) if grpc_server else asyncio.sleep(0),
+        return_exceptions=True,
+    )
+    if not warm_task.done():
+        warm_task.cancel()
+    await pipeline.stop()
+    log.info("stopped")
+    if warm_task.done() and not warm_task.cancelled() and warm_task.exception() is not None:
+        raise SystemExit(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="gecserve serve", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--model", type=Path, default=None, help="model folder (GECSERVE_MODEL_PATH)")
+    parser.add_argument("--http-port", type=int, default=None, help="GECSERVE_HTTP_PORT")
+    parser.add_argument("--grpc-port", type=int, default=None, help="GECSERVE_GRPC_PORT (-1: no gRPC)")
+    args = parser.parse_args(argv)
+    overrides = {
+        k: v
+        for k, v in (("model_path", args.model), ("http_port", args.http_port), ("grpc_port", args.grpc_port))
+        if v is not None
+    }
+    settings = Settings(**overrides)
+    configure_logging(settings.log_level)
+    asyncio.run(serve(settings))
+    return 0

@@ -1,0 +1,35 @@
+"""Auto-batching of sentence jobs: the ``Batcher`` interface, its policy, and the local transport.
+
+Model-free by design: a batcher hands lists of ``Job`` to a runner supplied by the caller.
+"""
+
+from service.batching.batcher import (
+    Batcher,
+    BatcherHooks,
+    BatcherStoppedError,
+    BatchingError,
+    DeadlineExceededError,
+    NullHooks,
+    QueueFullError,
+)
+from service.batching.job import Job, Priority, deadline_in
+from service.batching.local import LocalBatcher, Runner
+from service.batching.policy import BatchPolicy, Selection, select_batch
+
+__all__ = [
+    "BatchPolicy",
+    "Batcher",
+    "BatcherHooks",
+    "BatcherStoppedError",
+    "BatchingError",
+    "DeadlineExceededError",
+    "Job",
+    "LocalBatcher",
+    "NullHooks",
+    "Priority",
+    "QueueFullError",
+    "Runner",
+    "Selection",
+    "deadline_in",
+    "select_batch",
+]

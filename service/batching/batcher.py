@@ -1,0 +1,136 @@
+"""The ``Batcher`` interface every transport implements, its errors, and its metrics hooks.
+
+A batcher takes sentence jobs one at a time and hands them to inference workers in batches;
+``submit`` resolves with that job's own result. The local (asyncio) transport and a Redis
+Streams transport share this interface, the policy in ``policy.py``, and the hooks below.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from service.batching.job import Job
+
+__all__ = [
+    "Batcher",
+    "BatcherHooks",
+    "BatcherStoppedError",
+    "BatchingError",
+    "DeadlineExceededError",
+    "NullHooks",
+    "QueueFullError",
+]
+
+
+class BatchingError(Exception):
+    """Base of the errors a batcher raises to its callers."""
+
+
+class QueueFullError(BatchingError):
+    """The queue is at its bound: answer 503 with ``Retry-After: retry_after_header``.
+
+    ``retry_after`` (seconds) estimates when the queue will have drained, from the current
+    depth and the throughput of the last seconds.
+    """
+
+    def __init__(self, depth: int, retry_after: float, name: str = "") -> None:
+        self.depth = depth
+        self.retry_after = retry_after
+        self.name = name
+        super().__init__(f"queue {name!r} is full ({depth} jobs queued); retry after {retry_after:.1f} s")
+
+    @property
+    def retry_after_header(self) -> str:
+        """Whole seconds for the HTTP ``Retry-After`` header (at least 1)."""
+        return str(max(1, math.ceil(self.retry_after)))
+
+
+class DeadlineExceededError(BatchingError):
+    """The job's deadline passed before it started decoding (answer 504); it was never decoded."""
+
+
+class BatcherStoppedError(BatchingError):
+    """The batcher is not running (not started, stopping, or stopped without draining)."""
+
+
+class BatcherHooks(Protocol):
+    """Observations a batcher reports; ``name`` is the batcher's name (the backend label).
+
+    Hooks are called on the event loop thread, never from a runner thread, and must be cheap.
+    An exception raised by a hook is logged and otherwise ignored.
+    """
+
+    def on_depth(self, name: str, depth: int, in_flight: int) -> None:
+        """Queued and running job counts changed."""
+
+    def on_queue_wait(self, name: str, seconds: float) -> None:
+        """A job left the queue for a batch after waiting ``seconds``."""
+
+    def on_batch(self, name: str, size: int, padded_tokens: int) -> None:
+        """A batch of ``size`` rows and ``padded_tokens`` (rows x longest) starts."""
+
+    def on_inference(self, name: str, seconds: float, size: int) -> None:
+        """A batch's runner call took ``seconds`` (whether it succeeded or raised)."""
+
+    def on_reject(self, name: str, reason: str) -> None:
+        """A job was refused or dropped: ``queue_full``, ``deadline`` or ``stopped``."""
+
+    def on_error(self, name: str, reason: str) -> None:
+        """A batch failed: ``runner`` (the runner raised) or ``result_count`` (wrong length)."""
+
+
+class NullHooks:
+    """Hooks that observe nothing."""
+
+    def on_depth(self, name: str, depth: int, in_flight: int) -> None:
+        pass
+
+    def on_queue_wait(self, name: str, seconds: float) -> None:
+        pass
+
+    def on_batch(self, name: str, size: int, padded_tokens: int) -> None:
+        pass
+
+    def on_inference(self, name: str, seconds: float, size: int) -> None:
+        pass
+
+    def on_reject(self, name: str, reason: str) -> None:
+        pass
+
+    def on_error(self, name: str, reason: str) -> None:
+        pass
+
+
+@runtime_checkable
+class Batcher(Protocol):
+    """An auto-batching queue for one arm.
+
+    ``submit`` raises ``QueueFullError`` (bound reached), ``DeadlineExceededError`` (deadline
+    passed before decoding started), ``BatcherStoppedError`` (not running), or whatever the
+    runner raised for this job's batch.
+    """
+
+    name: str
+
+    def start(self) -> None:
+        """Start the workers (call from within the running event loop)."""
+
+    async def stop(self, drain: bool = True) -> None:
+        """Stop taking jobs. ``drain``: finish queued and running jobs first; otherwise queued
+        jobs fail with ``BatcherStoppedError`` and only running batches finish."""
+
+    async def submit(self, job: Job) -> Any:
+        """Queue ``job`` and wait for its own result."""
+
+    async def submit_many(self, jobs: Sequence[Job]) -> list[Any]:
+        """Queue all of ``jobs`` or none of them (QueueFullError) and wait for their results."""
+
+    @property
+    def depth(self) -> int:
+        """Jobs queued, not yet running."""
+
+    @property
+    def in_flight(self) -> int:
+        """Jobs in batches that are running now."""

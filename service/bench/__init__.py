@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that print a table and write JSON (speed never lives in unit tests)."""

@@ -1,0 +1,218 @@
+"""``gecserve bench decoding``: decoding strategies compared on the same model in one run.
+
+    gecserve bench decoding --model models/gec-default --input dev.txt \\
+        [--batch-size 1,8,32] [--strategies greedy,aggressive,relaxed,beam] [--cache compact,masked] \\
+        [--threads 1] [--limit N] [--peer-ct2 HF_DIR] [--json OUT]
+
+For each strategy, cache layout and batch size: sentences/s, per-sentence latency (mean, p50,
+p95, p99; a sentence's latency is its batch's wall time), decoder passes per sentence, tokens
+accepted per pass, speedup over greedy measured in the same run, and how many outputs are
+identical to greedy's. Where aggressive and greedy outputs differ, the first differing
+position's top-1/top-2 logit gap in the greedy run is reported: a numeric near-tie is
+counted, never hidden. ``relaxed`` is aggressive decoding with the lossy, opt-in relaxed
+verification (``--relaxed-top-k``, ``--min-block``); its identical-to-greedy count says how far
+it strays. ``--peer-ct2`` adds CTranslate2 int8 greedy on the same weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from service.bench.report import latency_summary, table, write_json
+from service.engine.decoding.types import DecodeParams
+from service.engine.engine import Engine
+from service.engine.sessions import SessionSettings
+
+COLUMNS = [
+    "strategy",
+    "cache",
+    "batch",
+    "sent_per_s",
+    "mean_ms",
+    "p50_ms",
+    "p95_ms",
+    "p99_ms",
+    "passes_per_sent",
+    "tokens_per_pass",
+    "speedup_vs_greedy",
+    "identical_to_greedy",
+    "flips",
+]
+
+
+def _csv(text: str, kind: Callable[[str], Any] = str) -> list[Any]:
+    return [kind(x) for x in text.split(",") if x]
+
+
+def load_sources(engine: Engine, path: Path, limit: int | None) -> list[list[int]]:
+    """Non-empty lines of ``path`` tokenized; lines over the model maximum are skipped."""
+    lines = [line.rstrip("\n") for line in path.open(encoding="utf-8") if line.strip()]
+    ids = [s for s in engine.codec.encode_batch(lines) if 0 < len(s) <= engine.max_source_tokens]
+    return ids[:limit] if limit else ids
+
+
+def timed_run(
+    generate: Callable[[list[list[int]]], list[Any]],
+    sources: list[list[int]],
+    batch_size: int,
+    progress: tqdm,
+    warmup: int = 2,
+) -> tuple[list[Any], list[float], float]:
+    """Outputs, per-sentence latencies, total seconds; the first ``warmup`` batches run twice."""
+    batches = [sources[i : i + batch_size] for i in range(0, len(sources), batch_size)]
+    for batch in batches[:warmup]:
+        generate(batch)
+    outputs: list[Any] = []
+    latencies: list[float] = []
+    total = 0.0
+    for batch in batches:
+        started = time.perf_counter()
+        outputs.extend(generate(batch))
+        elapsed = time.perf_counter() - started
+        total += elapsed
+        latencies.extend([elapsed] * len(batch))
+        progress.update(len(batch))
+    return outputs, latencies, total
+
+
+def first_difference(a: Sequence[int], b: Sequence[int]) -> int:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def flip_report(
+    engine: Engine, sources: list[list[int]], reference: list[list[int]], outputs: list[list[int]], params: DecodeParams
+) -> list[dict[str, Any]]:
+    """For each output that differs from greedy: where, and greedy's logit gap there."""
+    flips = []
+    for index, (ref, out) in enumerate(zip(reference, outputs, strict=True)):
+        if ref == out:
+            continue
+        position = first_difference(ref, out)
+        traced = engine.generate([sources[index]], "greedy", replace(params, record_gaps=True))[0]
+        gap = traced.gaps[position] if position < len(traced.gaps) else None
+        flips.append({"sentence": index, "position": position, "greedy_logit_gap": gap})
+    return flips
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    settings = SessionSettings(provider=args.provider, intra_op_threads=args.threads, spinning=args.spinning)
+    engines = {cache: Engine(args.model, variant=args.variant, settings=settings, cache=cache) for cache in args.cache}
+    first = next(iter(engines.values()))
+    sources = load_sources(first, Path(args.input), args.limit)
+    params = DecodeParams(num_beams=args.num_beams, max_draft=args.max_draft)
+    relaxed = replace(params, relaxed_top_k=args.relaxed_top_k, min_block=args.min_block)
+    strategies = ["greedy"] + [s for s in args.strategies if s != "greedy"]
+    configs = [(s, c, b) for b in args.batch_size for c in args.cache for s in strategies]
+    peer = None
+    if args.peer_ct2:
+        from service.bench.peer_ct2 import CT2Greedy
+
+        peer = CT2Greedy(Path(args.peer_ct2), threads=args.threads)
+        configs += [("ct2-greedy", "-", b) for b in args.batch_size]
+    rows: list[dict[str, Any]] = []
+    greedy_out: dict[tuple[str, int], list[list[int]]] = {}
+    greedy_time: dict[tuple[str, int], float] = {}
+    with tqdm(total=len(configs) * len(sources), desc="bench decoding", unit="sent", file=sys.stderr) as progress:
+        for strategy, cache, batch in configs:
+            progress.set_postfix(strategy=strategy, cache=cache, batch=batch)
+            if strategy == "ct2-greedy":
+                outputs, latencies, total = timed_run(peer.generate, sources, batch, progress)
+                tokens = outputs
+                passes = [len(t) + 1 for t in tokens]
+                accepted = sum(passes)
+            else:
+                engine = engines[cache]
+
+                def generate(batch_sources: list[list[int]], s: str = strategy, e: Engine = engine) -> list[Any]:
+                    if s == "relaxed":
+                        return e.generate(batch_sources, "aggressive", relaxed)
+                    return e.generate(batch_sources, s, params)
+
+                outputs, latencies, total = timed_run(generate, sources, batch, progress)
+                tokens = [r.tokens for r in outputs]
+                passes = [r.passes for r in outputs]
+                accepted = sum(sum(r.accepted) for r in outputs)
+            if strategy == "greedy":
+                greedy_out[(cache, batch)] = tokens
+                greedy_time[(cache, batch)] = total
+            reference = greedy_out.get((cache, batch)) or greedy_out[(args.cache[0], batch)]
+            identical = sum(a == b for a, b in zip(tokens, reference, strict=True))
+            flips = (
+                flip_report(engine, sources, reference, tokens, params)
+                if strategy == "aggressive" and identical < len(sources)
+                else []
+            )
+            rows.append(
+                {
+                    "strategy": strategy,
+                    "cache": cache,
+                    "batch": batch,
+                    "sent_per_s": len(sources) / total,
+                    **latency_summary(latencies),
+                    "passes_per_sent": sum(passes) / len(sources),
+                    "tokens_per_pass": accepted / max(1, sum(passes)),
+                    "speedup_vs_greedy": greedy_time.get((cache, batch), greedy_time[(args.cache[0], batch)]) / total,
+                    "identical_to_greedy": f"{identical}/{len(sources)}",
+                    "flips": len(flips),
+                    "flip_details": flips,
+                }
+            )
+    return {
+        "model": str(args.model),
+        "variant": first.model.variant,
+        "input": str(args.input),
+        "sentences": len(sources),
+        "threads": args.threads,
+        "provider": settings.providers()[0],
+        "mean_source_tokens": sum(map(len, sources)) / len(sources),
+        "rows": rows,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="gecserve bench decoding", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--model", type=Path, required=True)
+    parser.add_argument("--input", type=Path, required=True, help="one sentence per line (natural text)")
+    parser.add_argument("--batch-size", type=lambda s: _csv(s, int), default=[1, 8, 32])
+    parser.add_argument("--strategies", type=_csv, default=["greedy", "aggressive", "beam"])
+    parser.add_argument("--cache", type=_csv, default=["compact"], help="cache layouts: compact,masked")
+    parser.add_argument("--variant", default=None, help="model variant (default: the manifest's)")
+    parser.add_argument("--threads", type=int, default=1, help="ORT intra-op threads")
+    parser.add_argument("--spinning", action="store_true")
+    parser.add_argument("--provider", default="auto")
+    parser.add_argument("--num-beams", type=int, default=4)
+    parser.add_argument("--max-draft", type=int, default=256)
+    parser.add_argument("--relaxed-top-k", type=int, default=2, help="'relaxed' row: accept draft tokens in top-k")
+    parser.add_argument("--min-block", type=int, default=0, help="'relaxed' row: always accept this many")
+    parser.add_argument("--limit", type=int, default=None, help="first N sentences only")
+    parser.add_argument("--peer-ct2", type=Path, default=None, help="HF checkpoint dir for the CTranslate2 row")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    result = run(args)
+    print(
+        f"\n{result['sentences']} sentences from {args.input} (mean {result['mean_source_tokens']:.1f} tokens), "
+        f"model {args.model} [{result['variant']}], {args.threads} thread(s), {result['provider']}"
+    )
+    print(table(result["rows"], COLUMNS))
+    for row in result["rows"]:
+        for flip in row["flip_details"]:
+            print(
+                f"  flip: {row['strategy']} batch {row['batch']} sentence {flip['sentence']} token {flip['position']}"
+                f" greedy logit gap {flip['greedy_logit_gap']}"
+            )
+    if args.json:
+        write_json(args.json, result)
+    return 0

@@ -1,0 +1,64 @@
+"""Shared benchmark output: latency summaries, aligned text tables, JSON with machine facts."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
+    """Mean and p50/p95/p99 in milliseconds."""
+    values = np.asarray(seconds, dtype=np.float64) * 1e3
+    if values.size == 0:
+        return {"mean_ms": float("nan"), "p50_ms": float("nan"), "p95_ms": float("nan"), "p99_ms": float("nan")}
+    p50, p95, p99 = np.percentile(values, [50, 95, 99])
+    return {"mean_ms": float(values.mean()), "p50_ms": float(p50), "p95_ms": float(p95), "p99_ms": float(p99)}
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        if value != value:  # NaN
+            return "-"
+        return f"{value:.2f}" if abs(value) < 1000 else f"{value:.0f}"
+    return "-" if value is None else str(value)
+
+
+def table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """A plain aligned text table (numbers right-aligned)."""
+    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) if cells else len(c) for i, c in enumerate(columns)]
+    numeric = [all(isinstance(row.get(c), int | float) or row.get(c) is None for row in rows) for c in columns]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(values, widths, numeric, strict=True))
+
+    return "\n".join([line(columns), line(["-" * w for w in widths]), *(line(r) for r in cells)])
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or ""
+    try:
+        for text_line in Path("/proc/cpuinfo").read_text().splitlines():
+            if text_line.startswith("model name"):
+                cpu = text_line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
+
+
+def write_json(path: Path, payload: dict[str, Any]) -> None:
+    payload = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        **payload,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,93 @@
+"""``gecserve bench serve``: closed-loop load against a running server, percentiles per backend.
+
+    gecserve bench serve --url http://127.0.0.1:8000 --input dev.txt \\
+        [--concurrency 1,8,32] [--backend accelerated,autoregressive] [--requests 400] [--json OUT]
+
+Each of ``concurrency`` clients sends one request (one line of the input as ``text``), waits
+for the answer, and sends the next: a closed loop. Lines are taken in order without repeats
+within a run, so run the server with ``GECSERVE_CACHE_SIZE=0`` (or enough distinct lines) to
+measure decoding rather than the cache. Prints p50/p95/p99 latency and throughput per
+backend and concurrency. Locust (``loadtest/``) measures the same from outside at scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from tqdm import tqdm
+
+from service.bench.report import latency_summary, table, write_json
+
+COLUMNS = ["backend", "concurrency", "requests", "errors", "req_per_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms"]
+
+
+async def closed_loop(
+    url: str, lines: list[str], backend: str, concurrency: int, requests: int, progress: tqdm
+) -> dict[str, Any]:
+    latencies: list[float] = []
+    errors: dict[str, int] = {}
+    cursor = iter(range(requests))
+
+    async def client(http: httpx.AsyncClient) -> None:
+        for index in cursor:
+            payload = {"text": lines[index % len(lines)], "options": {"backend": backend}}
+            started = time.perf_counter()
+            try:
+                response = await http.post(f"{url}/v1/correct", json=payload)
+                status = str(response.status_code)
+            except httpx.HTTPError as error:
+                status = type(error).__name__
+            if status == "200":
+                latencies.append(time.perf_counter() - started)
+            else:
+                errors[status] = errors.get(status, 0) + 1
+            progress.update(1)
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+        started = time.perf_counter()
+        await asyncio.gather(*(client(http) for _ in range(concurrency)))
+        elapsed = time.perf_counter() - started
+    return {
+        "backend": backend,
+        "concurrency": concurrency,
+        "requests": requests,
+        "errors": sum(errors.values()),
+        "error_codes": errors,
+        "req_per_s": len(latencies) / elapsed,
+        **latency_summary(latencies),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="gecserve bench serve", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--url", default="http://127.0.0.1:8000")
+    parser.add_argument("--input", type=Path, required=True, help="one text per line")
+    parser.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 8, 32])
+    parser.add_argument("--backend", type=lambda s: s.split(","), default=["accelerated", "autoregressive"])
+    parser.add_argument("--requests", type=int, default=400, help="requests per (backend, concurrency)")
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    lines = [line.strip() for line in args.input.read_text(encoding="utf-8").splitlines() if line.strip()]
+    httpx.get(f"{args.url}/readyz", timeout=10).raise_for_status()
+    rows = []
+    runs = [(b, c) for c in args.concurrency for b in args.backend]
+    with tqdm(total=len(runs) * args.requests, desc="bench serve", unit="req", file=sys.stderr) as progress:
+        for offset, (backend, concurrency) in enumerate(runs):
+            window = lines[(offset * args.requests) % len(lines) :] + lines
+            silent = tqdm(disable=True)
+            asyncio.run(closed_loop(args.url, window[-args.warmup :], backend, concurrency, args.warmup, silent))
+            rows.append(asyncio.run(closed_loop(args.url, window, backend, concurrency, args.requests, progress)))
+    print(table(rows, COLUMNS))
+    if args.json:
+        write_json(args.json, {"url": args.url, "input": str(args.input), "rows": rows})
+    return 0

@@ -1,0 +1,49 @@
+"""``gecserve`` command line: one entry point, a module per sub-command.
+
+Build-time commands (``export``, ``eval``) import torch/transformers lazily, only when run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS = {
+    "serve": ("service.api.server", "run the HTTP + gRPC service"),
+    "correct": ("service.commands.correct", "correct text from stdin, one paragraph per line"),
+    "export": ("models.export.exporter", "export a Hugging Face checkpoint to the ONNX model format"),
+    "eval": ("models.gec.evaluate", "GLEU and change statistics of a model on a dev set"),
+    "bench": (None, "benchmarks: 'bench decoding', 'bench serve', 'bench preprocess'"),
+}
+BENCHES = {
+    "decoding": "service.bench.decoding",
+    "serve": "service.bench.serve",
+    "preprocess": "service.bench.preprocess",
+}
+
+
+def _usage() -> str:
+    lines = ["usage: gecserve COMMAND [options]", "", "commands:"]
+    lines += [f"  {name:9s} {help_text}" for name, (_, help_text) in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help") or args[0] not in COMMANDS:
+        print(_usage(), file=sys.stderr if args and args[0] not in ("-h", "--help") else sys.stdout)
+        return 0 if not args or args[0] in ("-h", "--help") else 2
+    command, rest = args[0], args[1:]
+    if command == "bench":
+        if not rest or rest[0] not in BENCHES:
+            print(f"usage: gecserve bench {{{','.join(BENCHES)}}} [options]", file=sys.stderr)
+            return 2
+        module, rest = BENCHES[rest[0]], rest[1:]
+    else:
+        module = COMMANDS[command][0]
+    result = importlib.import_module(module).main(rest)
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

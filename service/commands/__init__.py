@@ -1,0 +1,1 @@
+"""Command-line tools that run on the engine directly, without the server."""

@@ -1,0 +1,71 @@
+"""``gecserve correct``: natural text in on stdin, corrected text out, one paragraph per line.
+
+    gecserve correct --model models/gec-default [--decoding aggressive|greedy|beam] [--batch-size N] < in > out
+
+Paragraphs are split into sentences exactly as the service does; lines keep their order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from service.config import DEFAULT_MODEL
+from service.engine.decoding.types import DecodeParams
+from service.engine.engine import Engine
+from service.engine.sessions import SessionSettings
+from service.pipeline.units import Unit, assemble, plan_units
+
+
+def correct_texts(
+    engine: Engine,
+    texts: Sequence[str],
+    decoding: str = "aggressive",
+    batch_size: int = 32,
+    params: DecodeParams | None = None,
+    progress: bool = False,
+) -> list[str]:
+    """Correct paragraphs; units of similar length are decoded together in batches."""
+    plans: list[list[Unit]] = [plan_units(t, engine.codec.encode, engine.max_source_tokens) for t in texts]
+    flat = [(p, u) for p, units in enumerate(plans) for u in range(len(units))]
+    order = sorted(range(len(flat)), key=lambda i: len(plans[flat[i][0]][flat[i][1]].tokens))
+    outputs: dict[int, str] = {}
+    bar = tqdm(total=len(flat), desc=f"correct ({decoding})", unit="sent", file=sys.stderr, disable=not progress)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        sources = [plans[flat[i][0]][flat[i][1]].tokens for i in chunk]
+        for i, result in zip(chunk, engine.generate(sources, decoding, params), strict=True):
+            outputs[i] = engine.codec.decode(result.tokens)
+        bar.update(len(chunk))
+    bar.close()
+    corrected: list[str] = []
+    position = 0
+    for text, units in zip(texts, plans, strict=True):
+        unit_texts = [outputs[position + k] for k in range(len(units))]
+        position += len(units)
+        corrected.append(assemble(text, units, unit_texts)[0])
+    return corrected
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="gecserve correct", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    parser.add_argument("--decoding", default="aggressive", choices=["aggressive", "greedy", "beam"])
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--variant", default=None)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(argv)
+    engine = Engine(args.model, variant=args.variant, settings=SessionSettings(intra_op_threads=args.threads))
+    lines = sys.stdin.read().split("\n")
+    trailing = lines and lines[-1] == ""
+    if trailing:
+        lines = lines[:-1]
+    corrected = correct_texts(engine, lines, args.decoding, args.batch_size, progress=sys.stderr.isatty())
+    sys.stdout.write("\n".join(corrected) + ("\n" if trailing else ""))
+    return 0

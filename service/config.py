@@ -1,0 +1,46 @@
+"""Service configuration from ``GECSERVE_*`` environment variables (pydantic-settings).
+
+Every field is documented here and listed in the README's configuration table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "gec-default"
+
+
+class Settings(BaseSettings):
+    """All knobs of one gecserve process."""
+
+    model_config = SettingsConfigDict(env_prefix="GECSERVE_", extra="ignore")
+
+    host: str = Field("0.0.0.0", description="interface the HTTP and gRPC servers bind")
+    http_port: int = Field(8000, description="HTTP port (0 = any free port)")
+    grpc_port: int = Field(50051, description="gRPC port (0 = any free port; -1 = no gRPC server)")
+    model_path: Path = Field(DEFAULT_MODEL, description="model folder (manifest.json, tokenizer, ONNX graphs)")
+    model_variant: str | None = Field(None, description="model variant (default: the manifest's, int8 when shipped)")
+    default_backend: Literal["accelerated", "autoregressive"] = Field(
+        "accelerated", description="backend used when a request names none"
+    )
+    provider: Literal["auto", "cpu", "cuda"] = Field("auto", description="ONNX Runtime provider")
+    inference_workers: int = Field(1, ge=1, description="inference worker threads per backend")
+    ort_threads: int = Field(1, ge=0, description="ORT intra-op threads per session (0 = ORT decides)")
+    ort_spinning: bool = Field(False, description="let ORT threads spin between ops")
+    preprocess_workers: int = Field(2, ge=1, description="parallel preprocessing workers")
+    preprocess_mode: Literal["thread", "process"] = Field("thread", description="preprocessing pool kind")
+    max_batch_size: int = Field(32, ge=1, description="sentences per decoding batch")
+    max_batch_tokens: int = Field(4096, ge=16, description="padded tokens per decoding batch")
+    max_wait_ms: float = Field(2.0, ge=0, description="how long a batch may wait to fill")
+    max_queue: int = Field(512, ge=1, description="queued sentences per backend before 503")
+    request_timeout_s: float = Field(10.0, gt=0, description="deadline of a request (504 past it)")
+    max_text_chars: int = Field(20_000, ge=1, description="longest text accepted (413 above)")
+    max_texts: int = Field(64, ge=1, description="most paragraphs in one `texts` request")
+    interactive_max_chars: int = Field(2_000, ge=1, description="requests up to this size are served first")
+    cache_size: int = Field(50_000, ge=0, description="sentences kept by the in-memory cache (0 = off)")
+    drain_timeout_s: float = Field(20.0, ge=0, description="graceful shutdown: time to finish in-flight work")
+    log_level: str = Field("INFO", description="log level")

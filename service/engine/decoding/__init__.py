@@ -1,0 +1,1 @@
+"""Decoding strategies, each a short module over the ``DecoderState`` step interface."""

@@ -1,0 +1,71 @@
+"""Parameters and results shared by all decoding strategies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class DecodeParams:
+    """Knobs of every strategy; each strategy reads the ones it knows.
+
+    ``max_new_tokens`` counts generated tokens including the final ``</s>`` (as Hugging Face
+    ``generate`` does); None means ``2 * source length + 10``, capped by the model's maximum.
+    Relaxed verification (``relaxed_top_k > 1`` or ``min_block > 0``) is lossy and off by
+    default.
+    """
+
+    max_new_tokens: int | None = None
+    # beam search
+    num_beams: int = 4
+    num_return_sequences: int = 1
+    length_penalty: float = 1.0
+    early_stopping: bool | str = False  # True, False or "never" (as in transformers)
+    # sampling
+    temperature: float = 1.0
+    top_k: int = 0
+    top_p: float = 1.0
+    seed: int | None = None
+    # aggressive decoding
+    max_draft: int = 256
+    relaxed_top_k: int = 1
+    min_block: int = 0
+    # diagnostics: record the top-1 minus top-2 logit of every generated token
+    record_gaps: bool = False
+
+
+@dataclass
+class Hypothesis:
+    """One of several outputs for a source (beam search n-best, samples)."""
+
+    tokens: list[int]
+    score: float
+
+
+@dataclass
+class DecodeResult:
+    """The output of one source: content tokens without the decoder prefix and ``</s>``."""
+
+    tokens: list[int]
+    finished: bool = True  # reached </s> (False: stopped at the length limit)
+    passes: int = 0  # decoder passes this sequence took part in
+    accepted: list[int] = field(default_factory=list)  # tokens gained in each pass
+    hypotheses: list[Hypothesis] = field(default_factory=list)
+    gaps: list[float] = field(default_factory=list)
+
+    @property
+    def tokens_per_pass(self) -> float:
+        return sum(self.accepted) / max(1, len(self.accepted))
+
+
+def default_max_new_tokens(source_length: int, max_target_positions: int, prefix_length: int) -> int:
+    """The length budget used when a request gives none."""
+    return max(1, min(max_target_positions - prefix_length, 2 * source_length + 10))
+
+
+def top_gap(row_logits) -> float:
+    """Top-1 minus top-2 logit of one position (how close the argmax was to flipping)."""
+    import numpy as np
+
+    top2 = np.partition(row_logits, -2)[-2:]
+    return float(abs(top2[1] - top2[0]))

@@ -1,0 +1,73 @@
+"""``manifest.json`` of a model folder: what the engine needs to run it, and what it measured."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class ModelManifest:
+    """Everything about a model folder that is not in the ONNX graphs themselves.
+
+    ``variants`` maps a variant name (``fp32``, ``int8``) to its ``encoder``/``decoder`` files.
+    Source token ids are ``source_prefix_ids + content + source_suffix_ids``; decoding starts
+    from ``decoder_prefix_ids`` (the decoder start token, then a forced BOS where the family
+    has one) and ends at ``eos_token_id``.
+    """
+
+    name: str
+    version: str
+    family: str
+    architecture: dict[str, Any]
+    pad_token_id: int
+    eos_token_id: int
+    decoder_prefix_ids: list[int]
+    source_prefix_ids: list[int]
+    source_suffix_ids: list[int]
+    max_source_positions: int
+    max_target_positions: int
+    variants: dict[str, dict[str, str]]
+    default_variant: str = "fp32"
+    tokenizer: str = "tokenizer.json"
+    files_sha256: dict[str, str] = field(default_factory=dict)
+    verification: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def decoder_layers(self) -> int:
+        return int(self.architecture["decoder_layers"])
+
+    @property
+    def decoder_heads(self) -> int:
+        return int(self.architecture["decoder_attention_heads"])
+
+    @property
+    def head_dim(self) -> int:
+        return int(self.architecture["d_model"]) // self.decoder_heads
+
+    @property
+    def max_source_content(self) -> int:
+        """Longest content (without prefix/suffix special tokens) the encoder accepts."""
+        return self.max_source_positions - len(self.source_prefix_ids) - len(self.source_suffix_ids)
+
+    @classmethod
+    def load(cls, model_dir: Path) -> ModelManifest:
+        data = json.loads((Path(model_dir) / "manifest.json").read_text(encoding="utf-8"))
+        known = set(cls.__dataclass_fields__)
+        extra = {k: v for k, v in data.items() if k not in known}
+        manifest = cls(**{k: v for k, v in data.items() if k in known})
+        manifest.extra.update(extra)
+        return manifest
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        extra = data.pop("extra")
+        data.update(extra)
+        return data
+
+    def save(self, model_dir: Path) -> None:
+        path = Path(model_dir) / "manifest.json"
+        path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,0 +1,126 @@
+"""A model folder loaded into ONNX Runtime: tokenizer, encoder and decoder sessions.
+
+``DecoderState`` is the one decoder-step interface every decoding strategy is written
+against: feed T >= 1 new tokens per row, get logits, then roll rows back, drop or reorder them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from service.engine.cache import CACHES
+from service.engine.manifest import ModelManifest
+from service.engine.sessions import SessionSettings, create_session
+from service.engine.tokenization import TextCodec
+
+
+class InputTooLongError(ValueError):
+    """A source is longer than the model's maximum; the caller must split it first."""
+
+
+class Seq2SeqModel:
+    """Encoder and decoder sessions of one model variant."""
+
+    def __init__(
+        self,
+        model_dir: Path,
+        variant: str | None = None,
+        settings: SessionSettings | None = None,
+        cache: str = "compact",
+    ) -> None:
+        self.model_dir = Path(model_dir)
+        self.manifest = ModelManifest.load(self.model_dir)
+        self.variant = variant or self.manifest.default_variant
+        if self.variant not in self.manifest.variants:
+            raise ValueError(f"variant {self.variant!r} not in {sorted(self.manifest.variants)}")
+        self.settings = settings or SessionSettings()
+        files = self.manifest.variants[self.variant]
+        self.encoder = create_session(self.model_dir / files["encoder"], self.settings)
+        self.decoder = create_session(self.model_dir / files["decoder"], self.settings)
+        m = self.manifest
+        special = {m.pad_token_id, m.eos_token_id, *m.decoder_prefix_ids, *m.source_prefix_ids, *m.source_suffix_ids}
+        self.codec = TextCodec(self.model_dir / m.tokenizer, special)
+        self.cache_kind = cache
+
+    def encode(self, sources: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """Run the encoder on content ids; returns ``cross_kv`` and the encoder mask."""
+        m = self.manifest
+        rows = [list(m.source_prefix_ids) + list(s) + list(m.source_suffix_ids) for s in sources]
+        longest = max(len(r) for r in rows)
+        if longest > m.max_source_positions:
+            raise InputTooLongError(
+                f"source of {longest} tokens is longer than the model maximum {m.max_source_positions}"
+            )
+        ids = np.full((len(rows), longest), m.pad_token_id, dtype=np.int64)
+        mask = np.zeros((len(rows), longest), dtype=np.int64)
+        for i, r in enumerate(rows):
+            ids[i, : len(r)] = r
+            mask[i, : len(r)] = 1
+        (cross_kv,) = self.encoder.run(None, {"input_ids": ids, "attention_mask": mask})
+        return cross_kv, mask
+
+    def start(self, sources: Sequence[Sequence[int]]) -> DecoderState:
+        """Encode ``sources`` and return an empty decoder state over them."""
+        cross_kv, mask = self.encode(sources)
+        return DecoderState(self, cross_kv, mask)
+
+
+class DecoderState:
+    """The decoding state of a batch: cross-attention inputs and a per-row KV cache."""
+
+    def __init__(self, model: Seq2SeqModel, cross_kv: np.ndarray, encoder_mask: np.ndarray) -> None:
+        m = model.manifest
+        self.session = model.decoder
+        self.cross_kv = cross_kv
+        self.encoder_mask = encoder_mask
+        self.cache = CACHES[model.cache_kind](m.decoder_layers, len(encoder_mask), m.decoder_heads, m.head_dim)
+        self.passes = 0
+        self.max_position = m.max_target_positions - 1
+
+    @property
+    def batch(self) -> int:
+        return len(self.encoder_mask)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return self.cache.lengths
+
+    def step(self, tokens: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+        """Feed ``tokens [B,T]``; row b's first ``counts[b]`` tokens are real (rest padding).
+
+        Returns ``logits [B,T,V]``; the real tokens' keys/values join the cache.
+        """
+        batch, width = tokens.shape
+        if counts is None:
+            counts = np.full(batch, width, dtype=np.int64)
+        past_kv, past_mask = self.cache.view()
+        # Padding after a short row's real tokens may run past the last position; its outputs
+        # are never used, so clamping keeps it inside the position table.
+        positions = np.minimum(self.cache.lengths[:, None] + np.arange(width)[None, :], self.max_position)
+        logits, new_kv = self.session.run(
+            None,
+            {
+                "input_ids": tokens.astype(np.int64, copy=False),
+                "position_ids": positions,
+                "past_kv": past_kv,
+                "past_mask": past_mask,
+                "cross_kv": self.cross_kv,
+                "encoder_mask": self.encoder_mask,
+            },
+        )
+        self.cache.append(new_kv, counts)
+        self.passes += 1
+        return logits
+
+    def truncate(self, lengths: np.ndarray) -> None:
+        """Roll each row's cache back to its first ``lengths[b]`` tokens."""
+        self.cache.truncate(lengths)
+
+    def select(self, rows: np.ndarray) -> None:
+        """Keep (and reorder to) the given rows."""
+        self.cross_kv = self.cross_kv[:, :, rows]
+        self.encoder_mask = self.encoder_mask[rows]
+        self.cache.select(rows)

@@ -1,0 +1,59 @@
+"""ONNX Runtime session construction: execution providers, threads, spinning, optimisation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import onnxruntime as ort
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """How to run a graph.
+
+    ``provider``: ``auto`` (CUDA when onnxruntime-gpu sees a device, else CPU), ``cpu`` or
+    ``cuda``. ``intra_op_threads`` 0 lets ORT choose. Spinning keeps idle threads busy-waiting
+    between ops: it helps when a core is free for each thread, and on a small shared machine
+    it makes a step-by-step decoding loop slower, so it is off by default.
+    """
+
+    provider: str = "auto"
+    intra_op_threads: int = 1
+    inter_op_threads: int = 1
+    spinning: bool = False
+    optimization: str = "all"
+
+    def providers(self) -> list[str]:
+        available = ort.get_available_providers()
+        if self.provider == "cuda" or (self.provider == "auto" and "CUDAExecutionProvider" in available):
+            if "CUDAExecutionProvider" not in available:
+                raise RuntimeError("provider 'cuda' asked for, but onnxruntime has no CUDAExecutionProvider")
+            return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+        return ["CPUExecutionProvider"]
+
+    @property
+    def uses_cuda(self) -> bool:
+        return self.providers()[0] == "CUDAExecutionProvider"
+
+
+_LEVELS = {
+    "none": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+    "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+    "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+    "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+}
+
+
+def create_session(path: Path, settings: SessionSettings) -> ort.InferenceSession:
+    """An inference session for the graph at ``path`` under ``settings``."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = settings.intra_op_threads
+    options.inter_op_num_threads = settings.inter_op_threads
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = _LEVELS[settings.optimization]
+    spin = "1" if settings.spinning else "0"
+    options.add_session_config_entry("session.intra_op.allow_spinning", spin)
+    options.add_session_config_entry("session.inter_op.allow_spinning", spin)
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(path), sess_options=options, providers=settings.providers())

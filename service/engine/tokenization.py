@@ -1,0 +1,27 @@
+"""Text <-> token ids with the model's Hugging Face ``tokenizers`` file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tokenizers import Tokenizer
+
+
+class TextCodec:
+    """Encodes content ids (no special tokens) and decodes ids back to text losslessly."""
+
+    def __init__(self, tokenizer_path: Path, special_ids: set[int]) -> None:
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self.special_ids = special_ids
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer.encode(text, add_special_tokens=False).ids
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        return [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode([i for i in ids if i not in self.special_ids], skip_special_tokens=False)
+
+    def decode_batch(self, batch: list[list[int]]) -> list[str]:
+        return [self.decode(ids) for ids in batch]

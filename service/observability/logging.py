@@ -1,0 +1,61 @@
+"""Structured logs: one JSON object per line on stderr (or any stream), set up by one call."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+__all__ = ["JsonFormatter", "configure_logging"]
+
+# Attributes every LogRecord has; anything else on a record came from ``extra=`` and is logged.
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime", "taskName"}
+
+
+class JsonFormatter(logging.Formatter):
+    """Formats a record as JSON: ts, level, logger, msg, the ``static`` fields, ``extra=`` fields, exc."""
+
+    def __init__(self, static: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        self.static = dict(static or {})
+
+    def format(self, record: logging.LogRecord) -> str:
+        ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z"
+        entry: dict[str, Any] = {
+            "ts": ts,
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+            **self.static,
+        }
+        for key, value in vars(record).items():
+            if key not in _STANDARD and not key.startswith("_"):
+                entry[key] = value
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            entry["stack"] = self.formatStack(record.stack_info)
+        return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+def configure_logging(
+    level: int | str = "INFO", stream: TextIO | None = None, static: Mapping[str, Any] | None = None
+) -> logging.Handler:
+    """Send the root logger's records as JSON lines to ``stream`` (stderr by default).
+
+    Calling it again replaces the handler it installed before; other handlers are left alone.
+    ``static`` fields (service name, role, version) are added to every line.
+    """
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if getattr(handler, "_gecserve_json", False):
+            root.removeHandler(handler)
+    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    handler.setFormatter(JsonFormatter(static))
+    handler._gecserve_json = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(level.upper() if isinstance(level, str) else level)
+    return handler

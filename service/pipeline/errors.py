@@ -1,0 +1,35 @@
+"""Request failures the APIs translate into status codes (HTTP) and status codes (gRPC)."""
+
+from __future__ import annotations
+
+
+class RequestError(Exception):
+    """A request that cannot be served; ``status`` is the HTTP status, ``reason`` a short code."""
+
+    status = 400
+    reason = "bad_request"
+
+    def __init__(self, message: str, retry_after: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
+class InvalidRequestError(RequestError):
+    status, reason = 422, "invalid"
+
+
+class PayloadTooLargeError(RequestError):
+    status, reason = 413, "too_large"
+
+
+class OverloadedError(RequestError):
+    status, reason = 503, "overloaded"
+
+
+class NotReadyError(RequestError):
+    status, reason = 503, "not_ready"
+
+
+class RequestDeadlineError(RequestError):
+    status, reason = 504, "deadline"

@@ -1,0 +1,92 @@
+"""Framework-free request and response shapes of the pipeline (the APIs translate to and from these)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from service.pipeline.units import TypedEdit
+
+
+@dataclass(frozen=True)
+class CorrectRequest:
+    texts: list[str]
+    single: bool  # the request used `text` (one paragraph) rather than `texts`
+    offset_unit: str = "codepoint"  # or "utf16"
+    backend: str | None = None
+    alternatives: int = 0
+    user_id: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class EditOut:
+    """An edit as the API returns it, offsets already in the requested unit."""
+
+    id: str
+    offset: int
+    length: int
+    original: str
+    replacement: str
+    alternatives: list[str]
+    sentence: int
+    type: str
+
+
+@dataclass
+class Correction:
+    text: str
+    edits: list[EditOut]
+
+
+@dataclass
+class Timings:
+    queue: float = 0.0
+    preprocess: float = 0.0
+    inference: float = 0.0
+    total: float = 0.0
+
+    def as_ms(self) -> dict[str, float]:
+        return {k: round(v * 1e3, 3) for k, v in self.__dict__.items()}
+
+
+@dataclass
+class CorrectResult:
+    corrections: list[Correction]
+    model_name: str
+    model_version: str
+    backend: str
+    timings: Timings = field(default_factory=Timings)
+    sentences: int = 0
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    text: str
+    num_return_sequences: int = 1
+    strategy: str = "beam"
+    num_beams: int = 4
+    temperature: float = 1.0
+    top_k: int = 0
+    top_p: float = 1.0
+    seed: int | None = None
+    max_new_tokens: int | None = None
+
+
+@dataclass
+class GenerateResult:
+    sequences: list[tuple[str, float]]
+    model_name: str
+    model_version: str
+    timings: Timings = field(default_factory=Timings)
+
+
+__all__ = [
+    "CorrectRequest",
+    "CorrectResult",
+    "Correction",
+    "EditOut",
+    "GenerateRequest",
+    "GenerateResult",
+    "Timings",
+    "TypedEdit",
+]

@@ -1,0 +1,100 @@
+"""Paragraphs to model units and back.
+
+A unit is one sentence (or one piece of a sentence longer than the model's maximum) as the
+model sees it: normalised text, its token ids, and where it sits in the original paragraph.
+``assemble`` turns the model's corrected unit texts into typed edits on the original
+paragraph and the corrected paragraph.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from service.text.classify import classify
+from service.text.edits import Edit, apply_edits, extract_edits, map_edits
+from service.text.normalize import Normalized, normalize
+from service.text.segment import split_long, split_sentences
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One model input: a sentence or a piece of a long one."""
+
+    sentence: int  # sentence index in the paragraph (pieces of one long sentence share it)
+    start: int  # code-point offset of the unit in the paragraph
+    normalized: Normalized
+    tokens: list[int]
+
+
+@dataclass(frozen=True)
+class TypedEdit:
+    """An edit of the original paragraph (code-point offsets) with its id, category and alternatives."""
+
+    id: str
+    start: int
+    end: int
+    original: str
+    replacement: str
+    sentence: int
+    type: str
+    alternatives: list[str] = field(default_factory=list)
+
+
+def plan_units(paragraph: str, encode: Callable[[str], list[int]], max_tokens: int) -> list[Unit]:
+    """Split a paragraph into sentences, normalise and tokenize each, split any over ``max_tokens``."""
+    units: list[Unit] = []
+    for index, sentence in enumerate(split_sentences(paragraph)):
+        normalized = normalize(sentence.text)
+        tokens = encode(normalized.text)
+        if len(tokens) <= max_tokens:
+            units.append(Unit(index, sentence.start, normalized, tokens))
+            continue
+        for piece in split_long(sentence, lambda text: len(encode(normalize(text).text)), max_tokens):
+            piece_normalized = normalize(piece.text)
+            units.append(Unit(index, piece.start, piece_normalized, encode(piece_normalized.text)[:max_tokens]))
+    return units
+
+
+def _edit_id(unit: Unit, edit: Edit) -> str:
+    """Stable while the sentence is unchanged: a hash of the sentence text and the edit within it."""
+    key = f"{unit.normalized.text}\x00{edit.start - unit.start}\x00{edit.original}\x00{edit.replacement}"
+    return hashlib.blake2b(key.encode("utf-8"), digest_size=6).hexdigest()
+
+
+def unit_edits(unit: Unit, corrected: str, alternatives: Sequence[str] = ()) -> list[TypedEdit]:
+    """Edits of one unit on paragraph offsets; alternatives come from other hypotheses at the same span."""
+    edits = map_edits(extract_edits(unit.normalized.text, corrected), unit.normalized, unit.start)
+    options: dict[tuple[int, int], list[str]] = {}
+    for other in alternatives:
+        for alt in map_edits(extract_edits(unit.normalized.text, other), unit.normalized, unit.start):
+            options.setdefault((alt.start, alt.end), []).append(alt.replacement)
+    typed = []
+    for edit in edits:
+        seen = {edit.replacement}
+        alts = [r for r in options.get((edit.start, edit.end), []) if not (r in seen or seen.add(r))]
+        typed.append(
+            TypedEdit(
+                _edit_id(unit, edit),
+                edit.start,
+                edit.end,
+                edit.original,
+                edit.replacement,
+                unit.sentence,
+                classify(edit),
+                alts,
+            )
+        )
+    return typed
+
+
+def assemble(
+    paragraph: str, units: Sequence[Unit], corrected: Sequence[str], alternatives: Sequence[Sequence[str]] | None = None
+) -> tuple[str, list[TypedEdit]]:
+    """The corrected paragraph and its edits, from each unit's corrected text."""
+    edits: list[TypedEdit] = []
+    for i, (unit, text) in enumerate(zip(units, corrected, strict=True)):
+        edits.extend(unit_edits(unit, text, alternatives[i] if alternatives else ()))
+    plain = [Edit(e.start, e.end, e.original, e.replacement) for e in edits]
+    return apply_edits(paragraph, plain), edits

@@ -1,0 +1,421 @@
+"""The asyncio transport: routing, batch growth, failures, cancellation, bounds, deadlines, stop."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from service.batching import (
+    BatcherStoppedError,
+    BatchPolicy,
+    DeadlineExceededError,
+    Job,
+    LocalBatcher,
+    QueueFullError,
+    deadline_in,
+)
+from service.batching.batcher import Batcher
+
+
+def result_of(job: Job) -> tuple[int, ...]:
+    return tuple(t * 2 for t in reversed(job.tokens))
+
+
+class Recorder:
+    """A runner that records its batches, optionally sleeping or blocking on an event."""
+
+    def __init__(self, delay: float = 0.0, gate: threading.Event | None = None) -> None:
+        self.delay = delay
+        self.gate = gate
+        self.batches: list[list[Job]] = []
+        self.threads: dict[int, set[int]] = {}
+        self.started = threading.Event()
+        self.lock = threading.Lock()
+
+    def __call__(self, worker: int, jobs: list[Job]) -> list[Any]:
+        with self.lock:
+            self.batches.append(list(jobs))
+            self.threads.setdefault(worker, set()).add(threading.get_ident())
+        self.started.set()
+        if self.gate is not None:
+            self.gate.wait(5)
+        if self.delay:
+            time.sleep(self.delay)
+        return [result_of(job) for job in jobs]
+
+    @property
+    def seen(self) -> list[Job]:
+        return [job for batch in self.batches for job in batch]
+
+
+async def wait_until(predicate, timeout: float = 2.0) -> None:
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, "condition not reached"
+        await asyncio.sleep(0.002)
+
+
+def test_is_a_batcher() -> None:
+    assert isinstance(LocalBatcher(BatchPolicy(), Recorder()), Batcher)
+
+
+def test_results_are_routed_to_their_callers() -> None:
+    runner = Recorder(delay=0.002)
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=16, max_wait_ms=2), runner, workers=3, name="route")
+        batcher.start()
+        rng = random.Random(7)
+        jobs = [Job(tokens=[rng.randrange(1000) for _ in range(rng.randrange(1, 12))]) for _ in range(300)]
+
+        async def one(job: Job) -> None:
+            await asyncio.sleep(rng.random() * 0.02)
+            assert await batcher.submit(job) == result_of(job)
+
+        await asyncio.gather(*(one(job) for job in jobs))
+        await batcher.stop()
+        assert sorted(id(j) for j in runner.seen) == sorted(id(j) for j in jobs)  # each decoded exactly once
+
+    asyncio.run(main())
+    # One dedicated thread per worker index, distinct across workers.
+    threads = [next(iter(ids)) for ids in runner.threads.values()]
+    assert all(len(ids) == 1 for ids in runner.threads.values())
+    assert len(set(threads)) == len(threads)
+
+
+def test_batches_grow_under_load() -> None:
+    runner = Recorder(delay=0.02)
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=32, max_wait_ms=1), runner, workers=1)
+        batcher.start()
+        results = await asyncio.gather(*(batcher.submit(Job(tokens=[i, i + 1])) for i in range(50)))
+        assert results == [(2 * (i + 1), 2 * i) for i in range(50)]
+        await batcher.stop()
+
+    asyncio.run(main())
+    sizes = [len(b) for b in runner.batches]
+    assert sum(sizes) == 50
+    assert max(sizes) > 1
+    assert all(size <= 32 for size in sizes)
+
+
+def test_full_batch_is_taken_without_waiting() -> None:
+    runner = Recorder()
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=4, max_wait_ms=5000), runner)
+        batcher.start()
+        started = time.monotonic()
+        await asyncio.gather(*(batcher.submit(Job(tokens=[i])) for i in range(4)))
+        assert time.monotonic() - started < 1.0
+        await batcher.stop()
+
+    asyncio.run(main())
+    assert [len(b) for b in runner.batches] == [4]
+
+
+def test_runner_error_fails_the_whole_batch_and_the_worker_continues() -> None:
+    calls = []
+
+    def runner(worker: int, jobs: list[Job]) -> list[Any]:
+        calls.append(len(jobs))
+        if len(calls) == 1:
+            raise ValueError("engine blew up")
+        return [result_of(job) for job in jobs]
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=3, max_wait_ms=50), runner)
+        batcher.start()
+        outcomes = await asyncio.gather(*(batcher.submit(Job(tokens=[i])) for i in range(3)), return_exceptions=True)
+        assert all(isinstance(o, ValueError) for o in outcomes)
+        assert await batcher.submit(Job(tokens=[4, 5])) == (10, 8)
+        await batcher.stop()
+
+    asyncio.run(main())
+
+
+def test_per_job_exceptions_and_wrong_result_counts() -> None:
+    def runner(worker: int, jobs: list[Job]) -> list[Any]:
+        if any(job.payload == "short" for job in jobs):
+            return []
+        return [KeyError(job.id) if job.payload == "bad" else result_of(job) for job in jobs]
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=2, max_wait_ms=50), runner)
+        batcher.start()
+        good, bad = await asyncio.gather(
+            batcher.submit(Job(tokens=[1])), batcher.submit(Job(tokens=[2], payload="bad")), return_exceptions=True
+        )
+        assert good == (2,)
+        assert isinstance(bad, KeyError)
+        with pytest.raises(RuntimeError, match="0 results for 1 jobs"):
+            await batcher.submit(Job(tokens=[3], payload="short"))
+        await batcher.stop()
+
+    asyncio.run(main())
+
+
+def test_cancelled_callers_do_not_break_the_batch() -> None:
+    gate = threading.Event()
+    runner = Recorder(gate=gate)
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=4, max_wait_ms=1), runner)
+        batcher.start()
+        running = [asyncio.create_task(batcher.submit(Job(tokens=[i]))) for i in range(4)]
+        await wait_until(lambda: batcher.in_flight == 4)
+        queued_job = Job(tokens=[99])
+        queued = asyncio.create_task(batcher.submit(queued_job))
+        await wait_until(lambda: batcher.depth == 1)
+        running[0].cancel()  # goes away while its batch decodes
+        queued.cancel()  # goes away while still queued: never decoded
+        await asyncio.sleep(0.01)
+        assert batcher.depth == 0
+        gate.set()
+        outcomes = await asyncio.gather(*running, queued, return_exceptions=True)
+        assert isinstance(outcomes[0], asyncio.CancelledError)
+        assert outcomes[1:4] == [(2,), (4,), (6,)]
+        assert isinstance(outcomes[4], asyncio.CancelledError)
+        assert await batcher.submit(Job(tokens=[7])) == (14,)
+        await batcher.stop()
+        assert all(job is not queued_job for job in runner.seen)
+
+    asyncio.run(main())
+
+
+def test_bounded_queue_rejects_instead_of_growing() -> None:
+    gate = threading.Event()
+    runner = Recorder(gate=gate)
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0, max_queue=5), runner)
+        batcher.start()
+        first = asyncio.create_task(batcher.submit(Job(tokens=[0])))
+        await wait_until(lambda: batcher.in_flight == 1)
+        queued = [asyncio.create_task(batcher.submit(Job(tokens=[i]))) for i in range(1, 6)]
+        await wait_until(lambda: batcher.depth == 5)
+        with pytest.raises(QueueFullError) as info:
+            await batcher.submit(Job(tokens=[6]))
+        assert info.value.depth == 5
+        assert 1.0 <= info.value.retry_after <= 60.0
+        assert int(info.value.retry_after_header) >= 1
+        assert batcher.depth == 5
+        gate.set()
+        assert await asyncio.gather(first, *queued) == [(2 * i,) for i in range(6)]
+        await batcher.stop()
+
+    asyncio.run(main())
+
+
+def test_throughput_is_measured() -> None:
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_wait_ms=0), Recorder())
+        batcher.start()
+        assert batcher.throughput() == 0.0
+        for i in range(5):
+            await batcher.submit(Job(tokens=[i]))
+        assert batcher.throughput() > 0
+        await batcher.stop()
+
+    asyncio.run(main())
+
+
+def test_deadline_passing_in_the_queue_fails_the_job_and_it_is_never_decoded() -> None:
+    gate = threading.Event()
+    runner = Recorder(gate=gate)
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0), runner)
+        batcher.start()
+        blocker = asyncio.create_task(batcher.submit(Job(tokens=[1])))
+        await wait_until(lambda: batcher.in_flight == 1)
+        doomed = Job(tokens=[2], deadline=deadline_in(0.05))
+        started = time.monotonic()
+        with pytest.raises(DeadlineExceededError):
+            await batcher.submit(doomed)
+        assert time.monotonic() - started < 1.0  # promptly, while the worker is still busy
+        assert batcher.depth == 0
+        gate.set()
+        assert await blocker == (2,)
+        await batcher.stop()
+        assert all(job is not doomed for job in runner.seen)
+        # Already expired at submission: refused at once.
+        expired = Job(tokens=[3], deadline=time.monotonic() - 1)
+        batcher2 = LocalBatcher(BatchPolicy(), runner)
+        batcher2.start()
+        with pytest.raises(DeadlineExceededError):
+            await batcher2.submit(expired)
+        await batcher2.stop()
+
+    asyncio.run(main())
+
+
+def test_job_running_past_its_deadline_still_completes() -> None:
+    runner = Recorder(delay=0.05)
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_wait_ms=0), runner)
+        batcher.start()
+        assert await batcher.submit(Job(tokens=[4], deadline=deadline_in(0.01))) == (8,)
+        await batcher.stop()
+
+    asyncio.run(main())
+
+
+def test_stop_with_drain_finishes_queued_jobs() -> None:
+    runner = Recorder(delay=0.01)
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=2, max_wait_ms=1000), runner, workers=2)
+        batcher.start()
+        tasks = [asyncio.create_task(batcher.submit(Job(tokens=[i]))) for i in range(7)]
+        await asyncio.sleep(0)
+        await batcher.stop(drain=True)
+        assert [t.result() for t in tasks] == [(2 * i,) for i in range(7)]
+        with pytest.raises(BatcherStoppedError):
+            await batcher.submit(Job(tokens=[1]))
+
+    asyncio.run(main())
+
+
+def test_stop_without_drain_fails_queued_jobs_and_finishes_running_ones() -> None:
+    gate = threading.Event()
+    runner = Recorder(gate=gate)
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0), runner)
+        batcher.start()
+        running = asyncio.create_task(batcher.submit(Job(tokens=[1])))
+        await wait_until(lambda: batcher.in_flight == 1)
+        queued = [asyncio.create_task(batcher.submit(Job(tokens=[i]))) for i in range(3)]
+        await wait_until(lambda: batcher.depth == 3)
+        stopping = asyncio.create_task(batcher.stop(drain=False))
+        await asyncio.sleep(0.01)
+        for task in queued:
+            with pytest.raises(BatcherStoppedError):
+                await task
+        gate.set()
+        await stopping
+        assert await running == (2,)
+        assert len(runner.seen) == 1
+
+    asyncio.run(main())
+
+
+def test_stop_timeout_releases_callers_of_a_stuck_runner() -> None:
+    gate = threading.Event()
+    runner = Recorder(gate=gate)
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_wait_ms=0), runner)
+        batcher.start()
+        stuck = asyncio.create_task(batcher.submit(Job(tokens=[1])))
+        await wait_until(lambda: batcher.in_flight == 1)
+        await batcher.stop(drain=True, timeout=0.05)
+        with pytest.raises(BatcherStoppedError):
+            await stuck
+        gate.set()
+
+    asyncio.run(main())
+
+
+def test_submit_requires_a_started_batcher_and_unique_jobs() -> None:
+    gate = threading.Event()
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(), Recorder(gate=gate))
+        with pytest.raises(BatcherStoppedError):
+            await batcher.submit(Job(tokens=[1]))
+        batcher.start()
+        with pytest.raises(RuntimeError):
+            batcher.start()
+        job = Job(tokens=[1])
+        first = asyncio.create_task(batcher.submit(job))
+        await asyncio.sleep(0)
+        with pytest.raises(ValueError):
+            await batcher.submit(job)
+        gate.set()
+        await first
+        await batcher.stop()
+
+    asyncio.run(main())
+
+
+def test_hooks_see_the_batching_and_a_broken_hook_is_harmless() -> None:
+    events: list[tuple[str, tuple]] = []
+
+    class Hooks:
+        def __getattr__(self, method: str):
+            def record(*args):
+                events.append((method, args))
+                if method == "on_depth":
+                    raise RuntimeError("broken hook")
+
+            return record
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=3, max_wait_ms=20), Recorder(), name="arm-a", hooks=Hooks())
+        batcher.start()
+        await asyncio.gather(*(batcher.submit(Job(tokens=[1] * n)) for n in (2, 3, 4)))
+        await batcher.stop()
+
+    asyncio.run(main())
+    kinds = [kind for kind, _ in events]
+    assert ("on_batch", ("arm-a", 3, 12)) in events
+    assert kinds.count("on_queue_wait") == 3
+    assert kinds.count("on_inference") == 1
+    assert events[-1] == ("on_depth", ("arm-a", 0, 0))
+
+
+def test_submit_many_admits_a_request_whole_or_not_at_all() -> None:
+    """A request's sentences enter the queue together: no request is left half queued."""
+
+    async def scenario() -> None:
+        gate = threading.Event()
+        runner = Recorder(gate=gate)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0, max_queue=5), runner)
+        batcher.start()
+        blocker = asyncio.create_task(batcher.submit(Job([0])))
+        await wait_until(runner.started.is_set)
+        first = asyncio.create_task(batcher.submit_many([Job([1]), Job([2]), Job([3])]))
+        await wait_until(lambda: batcher.depth == 3)
+        with pytest.raises(QueueFullError) as full:
+            await batcher.submit_many([Job([4]), Job([5]), Job([6])])  # 3 + 3 > 5: none of it is queued
+        assert batcher.depth == 3 and full.value.retry_after >= 1
+        second = asyncio.create_task(batcher.submit_many([Job([7]), Job([8])]))  # 3 + 2 fits
+        await wait_until(lambda: batcher.depth == 5)
+        gate.set()
+        assert await first == [result_of(Job([t])) for t in (1, 2, 3)]
+        assert await second == [result_of(Job([t])) for t in (7, 8)]
+        await blocker
+        decoded = [job.tokens[0] for batch in runner.batches for job in batch]
+        assert sorted(decoded) == [0, 1, 2, 3, 7, 8]
+        await batcher.stop()
+
+    asyncio.run(scenario())
+
+
+def test_submit_many_withdraws_the_rest_when_one_job_fails() -> None:
+    async def scenario() -> None:
+        gate = threading.Event()
+        runner = Recorder(gate=gate)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0, max_queue=10), runner)
+        batcher.start()
+        blocker = asyncio.create_task(batcher.submit(Job([0])))
+        await wait_until(runner.started.is_set)
+        soon = Job([1], deadline=deadline_in(0.05))
+        with pytest.raises(DeadlineExceededError):
+            await batcher.submit_many([Job([2]), soon, Job([3])])
+        assert batcher.depth == 0  # the others left the queue with it
+        gate.set()
+        await blocker
+        assert [job.tokens[0] for batch in runner.batches for job in batch] == [0]
+        await batcher.stop()
+
+    asyncio.run(scenario())
