@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     inference_workers: int = Field(1, ge=1, description="inference worker threads per backend")
     ort_threads: int = Field(1, ge=0, description="ORT intra-op threads per session (0 = ORT decides)")
     ort_spinning: bool = Field(False, description="let ORT threads spin between ops")
+    ort_io_binding: Literal["auto", "on", "off"] = Field(
+        "auto", description="keep cross-attention K/V on the device between decoder passes (auto: with CUDA)"
+    )
     preprocess_workers: int = Field(2, ge=1, description="parallel preprocessing workers")
     preprocess_mode: Literal["thread", "process"] = Field("thread", description="preprocessing pool kind")
     max_batch_size: int = Field(32, ge=1, description="sentences per decoding batch")

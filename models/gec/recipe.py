@@ -24,7 +24,7 @@ SCHEDULES = {
     # that ignored its source (source gap 0.04 nats after 1,000 steps).
     "cpu": (125.0, 25.0, "small", 4096),
     # What fits beside packaging and benchmarks in one 3-hour working session.
-    "cpu-session": (80.0, 15.0, "small", 4096),
+    "cpu-session": (95.0, 15.0, "small", 4096),
     "gpu": (150.0, 30.0, "base", 16384),
     "smoke": (1.0, 0.5, "tiny", 1024),
 }

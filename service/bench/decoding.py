@@ -106,7 +106,9 @@ def flip_report(
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    settings = SessionSettings(provider=args.provider, intra_op_threads=args.threads, spinning=args.spinning)
+    settings = SessionSettings(
+        provider=args.provider, intra_op_threads=args.threads, spinning=args.spinning, io_binding=args.io_binding
+    )
     engines = {cache: Engine(args.model, variant=args.variant, settings=settings, cache=cache) for cache in args.cache}
     first = next(iter(engines.values()))
     sources = load_sources(first, Path(args.input), args.limit)
@@ -193,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="ORT intra-op threads")
     parser.add_argument("--spinning", action="store_true")
     parser.add_argument("--provider", default="auto")
+    parser.add_argument("--io-binding", default="auto", choices=["auto", "on", "off"])
     parser.add_argument("--num-beams", type=int, default=4)
     parser.add_argument("--max-draft", type=int, default=256)
     parser.add_argument("--relaxed-top-k", type=int, default=2, help="'relaxed' row: accept draft tokens in top-k")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from service.engine.binding import DeviceInputs, run_bound
 from service.engine.cache import CACHES
 from service.engine.manifest import ModelManifest
 from service.engine.sessions import SessionSettings, create_session
@@ -44,6 +45,7 @@ class Seq2SeqModel:
         special = {m.pad_token_id, m.eos_token_id, *m.decoder_prefix_ids, *m.source_prefix_ids, *m.source_suffix_ids}
         self.codec = TextCodec(self.model_dir / m.tokenizer, special)
         self.cache_kind = cache
+        self.binds_io = self.settings.binds_io
 
     def encode(self, sources: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
         """Run the encoder on content ids; returns ``cross_kv`` and the encoder mask."""
@@ -76,6 +78,10 @@ class DecoderState:
         self.session = model.decoder
         self.cross_kv = cross_kv
         self.encoder_mask = encoder_mask
+        self.device_inputs: DeviceInputs | None = None
+        if model.binds_io:
+            self.device_inputs = DeviceInputs(model.settings.device, model.settings.device_id)
+            self._upload()
         self.cache = CACHES[model.cache_kind](m.decoder_layers, len(encoder_mask), m.decoder_heads, m.head_dim)
         self.passes = 0
         self.max_position = m.max_target_positions - 1
@@ -100,17 +106,18 @@ class DecoderState:
         # Padding after a short row's real tokens may run past the last position; its outputs
         # are never used, so clamping keeps it inside the position table.
         positions = np.minimum(self.cache.lengths[:, None] + np.arange(width)[None, :], self.max_position)
-        logits, new_kv = self.session.run(
-            None,
-            {
-                "input_ids": tokens.astype(np.int64, copy=False),
-                "position_ids": positions,
-                "past_kv": past_kv,
-                "past_mask": past_mask,
-                "cross_kv": self.cross_kv,
-                "encoder_mask": self.encoder_mask,
-            },
-        )
+        feeds = {
+            "input_ids": tokens.astype(np.int64, copy=False),
+            "position_ids": positions,
+            "past_kv": past_kv,
+            "past_mask": past_mask,
+        }
+        if self.device_inputs is not None:
+            logits, new_kv = run_bound(self.session, feeds, self.device_inputs, ("logits", "new_kv"))
+        else:
+            feeds["cross_kv"] = self.cross_kv
+            feeds["encoder_mask"] = self.encoder_mask
+            logits, new_kv = self.session.run(None, feeds)
         self.cache.append(new_kv, counts)
         self.passes += 1
         return logits
@@ -124,3 +131,11 @@ class DecoderState:
         self.cross_kv = self.cross_kv[:, :, rows]
         self.encoder_mask = self.encoder_mask[rows]
         self.cache.select(rows)
+        if self.device_inputs is not None:
+            self._upload()
+
+    def _upload(self) -> None:
+        """Put the per-batch decoder inputs on the device (once per batch and per row change)."""
+        assert self.device_inputs is not None
+        self.device_inputs.put("cross_kv", self.cross_kv)
+        self.device_inputs.put("encoder_mask", self.encoder_mask)

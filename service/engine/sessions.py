@@ -23,8 +23,11 @@ class SessionSettings:
     inter_op_threads: int = 1
     spinning: bool = False
     optimization: str = "all"
+    io_binding: str = "auto"  # auto (on with CUDA), on, off: see service/engine/binding.py
+    device_id: int = 0
 
     def providers(self) -> list[str]:
+        """Execution providers for ``provider``, most preferred first."""
         available = ort.get_available_providers()
         if self.provider == "cuda" or (self.provider == "auto" and "CUDAExecutionProvider" in available):
             if "CUDAExecutionProvider" not in available:
@@ -35,6 +38,17 @@ class SessionSettings:
     @property
     def uses_cuda(self) -> bool:
         return self.providers()[0] == "CUDAExecutionProvider"
+
+    @property
+    def binds_io(self) -> bool:
+        if self.io_binding not in ("auto", "on", "off"):
+            raise ValueError(f"io_binding must be auto, on or off, not {self.io_binding!r}")
+        return self.io_binding == "on" or (self.io_binding == "auto" and self.uses_cuda)
+
+    @property
+    def device(self) -> str:
+        """Where bound inputs live: ``cuda`` or ``cpu``."""
+        return "cuda" if self.uses_cuda else "cpu"
 
 
 _LEVELS = {

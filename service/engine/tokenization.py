@@ -12,6 +12,9 @@ class TextCodec:
 
     def __init__(self, tokenizer_path: Path, special_ids: set[int]) -> None:
         self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        # Text that spells a special token ("<s>" is also HTML's strike-through tag) is text:
+        # it must not become a control token that the model reads and the decoder drops.
+        self.tokenizer.encode_special_tokens = True
         self.special_ids = special_ids
 
     def encode(self, text: str) -> list[int]:

@@ -100,7 +100,9 @@ class Pipeline:
 
     def _engines(self) -> dict[str, list[Engine]]:
         s = self.settings
-        session = SessionSettings(provider=s.provider, intra_op_threads=s.ort_threads, spinning=s.ort_spinning)
+        session = SessionSettings(
+            provider=s.provider, intra_op_threads=s.ort_threads, spinning=s.ort_spinning, io_binding=s.ort_io_binding
+        )
         return {
             backend: [Engine(s.model_path, s.model_variant, session) for _ in range(s.inference_workers)]
             for backend in ("accelerated", "autoregressive")

@@ -1,0 +1,40 @@
+"""``gecserve correct``: lines in, corrected lines out, in order, as a real subprocess."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import FIXTURE_MODEL
+
+LINES = [
+    "i saw a apple yesterday",
+    "",
+    "Tom found an honest owl. We visited a island last week.",
+    "The cat likes teh old car.",
+]
+
+
+def _run(stdin: str, *args: str) -> str:
+    command = [sys.executable, "-m", "service.cli", "correct", "--model", str(FIXTURE_MODEL), *args]
+    done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=120, check=True)
+    return done.stdout
+
+
+@pytest.mark.parametrize("decoding", ["aggressive", "greedy", "beam"])
+def test_lines_in_order_with_empty_lines_kept(decoding: str) -> None:
+    out = _run("\n".join(LINES) + "\n", "--decoding", decoding, "--batch-size", "2")
+    corrected = out.split("\n")
+    assert corrected[-1] == "" and len(corrected) == len(LINES) + 1
+    assert corrected[0] == "I saw an apple yesterday."
+    assert corrected[1] == ""
+    assert corrected[2].startswith("Tom found an honest owl.") and "an island" in corrected[2]
+
+
+def test_aggressive_equals_greedy_and_batch_size_does_not_matter() -> None:
+    text = "\n".join(LINES * 5)
+    aggressive = _run(text, "--batch-size", "3")
+    assert aggressive == _run(text, "--decoding", "greedy", "--batch-size", "32")
+    assert not aggressive.endswith("\n")  # no trailing newline in, none out
