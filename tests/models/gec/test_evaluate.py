@@ -26,9 +26,8 @@ def test_evaluate_scores_corrections_and_kept_sentences() -> None:
 def test_eval_cli_writes_outputs_and_figures(tmp_path, capsys) -> None:
     (tmp_path / "src").write_text("\n".join(SOURCES) + "\n")
     (tmp_path / "ref").write_text("\n".join(REFS) + "\n")
-    code = main(
-        ["--model", str(FIXTURE_MODEL), "--src", str(tmp_path / "src"), "--refs", str(tmp_path / "ref"), "--out", str(tmp_path / "out"), "--json", str(tmp_path / "figures.json"), "--threads", "1"]
-    )
+    args = ["--model", str(FIXTURE_MODEL), "--src", str(tmp_path / "src"), "--refs", str(tmp_path / "ref")]
+    code = main([*args, "--out", str(tmp_path / "out"), "--json", str(tmp_path / "figures.json"), "--threads", "1"])
     assert code == 0
     figures = json.loads((tmp_path / "figures.json").read_text())
     assert figures["sentences"] == 3 and 0 <= figures["gleu"] <= 100  # percent
