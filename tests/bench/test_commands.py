@@ -1,0 +1,74 @@
+"""The benchmark commands end to end on the tiny model: tables printed, JSON written, figures sane."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from service.bench import decoding, preprocess, serve
+from tests.api.server import start_server
+from tests.conftest import FIXTURE_MODEL
+from tests.engine.conftest import SENTENCES
+
+
+@pytest.fixture()
+def sentences(tmp_path):
+    path = tmp_path / "input.txt"
+    path.write_text("\n".join(s for s in SENTENCES * 3 if s) + "\n")
+    return path
+
+
+def test_bench_decoding_rows_and_greedy_agreement(tmp_path, sentences, capsys) -> None:
+    out = tmp_path / "decoding.json"
+    args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--batch-size", "1,4"]
+    args += ["--strategies", "greedy,aggressive,relaxed,beam", "--cache", "compact,masked", "--json", str(out)]
+    assert decoding.main(args) == 0
+    result = json.loads(out.read_text())
+    rows = {(r["strategy"], r["cache"], r["batch"]): r for r in result["rows"]}
+    assert len(rows) == 4 * 2 * 2
+    n = result["sentences"]
+    for cache in ("compact", "masked"):
+        for batch in (1, 4):
+            assert rows[("aggressive", cache, batch)]["identical_to_greedy"] == f"{n}/{n}"
+            assert (
+                rows[("aggressive", cache, batch)]["passes_per_sent"]
+                < rows[("greedy", cache, batch)]["passes_per_sent"]
+            )
+            assert rows[("greedy", cache, batch)]["tokens_per_pass"] == pytest.approx(1.0)
+    assert "speedup_vs_greedy" in capsys.readouterr().out
+
+
+def test_bench_decoding_ct2_peer(tmp_path, sentences) -> None:
+    pytest.importorskip("ctranslate2", reason="build extra not installed")
+    out = tmp_path / "peer.json"
+    args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--batch-size", "2"]
+    args += ["--strategies", "greedy", "--peer-ct2", str(FIXTURE_MODEL / "hf"), "--json", str(out)]
+    assert decoding.main(args) == 0
+    peer = next(r for r in json.loads(out.read_text())["rows"] if r["strategy"] == "ct2-greedy")
+    done, total = map(int, peer["identical_to_greedy"].split("/"))
+    assert total == len([s for s in SENTENCES * 3 if s]) and done >= total * 0.8  # int8 vs int8: near-identical
+
+
+def test_bench_preprocess(tmp_path, sentences) -> None:
+    out = tmp_path / "pre.json"
+    args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--rounds", "1", "--json", str(out)]
+    assert preprocess.main(args) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert {r["mode"] for r in rows} == {"thread", "process"}
+    assert all(r["paragraphs_per_s"] > 0 for r in rows)
+
+
+def test_bench_serve_against_a_real_server(tmp_path, sentences) -> None:
+    server = start_server(tmp_path, cache_size=0)
+    try:
+        out = tmp_path / "serve.json"
+        args = ["--url", server.url, "--input", str(sentences), "--concurrency", "1,4", "--requests", "12"]
+        assert serve.main([*args, "--warmup", "2", "--json", str(out)]) == 0
+        rows = json.loads(out.read_text())["rows"]
+        assert {(r["backend"], r["concurrency"]) for r in rows} == {
+            (b, c) for b in ("accelerated", "autoregressive") for c in (1, 4)
+        }
+        assert all(r["errors"] == 0 and r["p50_ms"] <= r["p99_ms"] for r in rows)
+    finally:
+        server.stop()
