@@ -67,46 +67,25 @@ def main(argv: list[str] | None = None) -> None:
     if not (run / "data.json").exists():
         print(json.dumps(prepare(args.data, run, args.synthetic, args.vocab_size, args.seed)), file=sys.stderr)
     vocab = json.loads((run / "data.json").read_text())["vocab_size"]
-    bf16 = True
-    if not (run / "stage1" / "model").exists():
-        train(
-            TrainConfig(
-                data=str(run / "stage1.npz"),
-                out=str(run / "stage1"),
-                preset=preset,
-                vocab_size=vocab,
-                device=args.device,
-                minutes=minutes1,
-                max_tokens=max_tokens,
-                lr=1e-3,
-                warmup_steps=400,
-                bf16=bf16,
-                compile=False,
-                seed=args.seed,
-                pre_norm=True,
-            ),
-            args.resume,
-        )
-    if not (run / "stage2" / "model").exists():
-        train(
-            TrainConfig(
-                data=str(run / "stage2.npz"),
-                out=str(run / "stage2"),
-                preset=preset,
-                vocab_size=vocab,
-                device=args.device,
-                minutes=minutes2,
-                max_tokens=max_tokens,
-                lr=3e-4,
-                warmup_steps=100,
-                min_lr_ratio=0.1,
-                bf16=bf16,
-                compile=False,
-                seed=args.seed + 1,
-                init=str(run / "stage1" / "model"),
-            ),
-            args.resume,
-        )
+    common = {"preset": preset, "vocab_size": vocab, "device": args.device, "max_tokens": max_tokens}
+    common |= {"bf16": True, "compile": False}  # compile did not pay for itself on 2 cores
+    stages = {
+        # Stage 1: synthetic + learner pairs, from scratch, pre-norm layout.
+        "stage1": {"minutes": minutes1, "lr": 1e-3, "warmup_steps": 400, "seed": args.seed, "pre_norm": True},
+        # Stage 2: learner pairs only, from stage 1 (the layout comes with the checkpoint).
+        "stage2": {
+            "minutes": minutes2,
+            "lr": 3e-4,
+            "warmup_steps": 100,
+            "min_lr_ratio": 0.1,
+            "seed": args.seed + 1,
+            "init": str(run / "stage1" / "model"),
+        },
+    }
+    for name, specific in stages.items():
+        if not (run / name / "model").exists():
+            config = TrainConfig(data=str(run / f"{name}.npz"), out=str(run / name), **common, **specific)
+            train(config, args.resume)
     final = run / "hf"
     if not final.exists():
         shutil.copytree(run / "stage2" / "model", final)
