@@ -2,12 +2,15 @@
 
     gecserve bench serve --url http://127.0.0.1:8000 --input dev.txt \\
         [--concurrency 1,8,32] [--backend accelerated,autoregressive] [--requests 400] [--json OUT]
+    gecserve bench serve --spawn models/gec-default --input dev.txt ...   # starts its own server
 
 Each of ``concurrency`` clients sends one request (one line of the input as ``text``), waits
 for the answer, and sends the next: a closed loop. Lines are taken in order without repeats
 within a run, so run the server with ``GECSERVE_CACHE_SIZE=0`` (or enough distinct lines) to
-measure decoding rather than the cache. Prints p50/p95/p99 latency and throughput per
-backend and concurrency. Locust (``loadtest/``) measures the same from outside at scale.
+measure decoding rather than the cache. ``--spawn MODEL`` starts ``gecserve serve`` on free ports
+with the cache off (other ``GECSERVE_*`` variables pass through), runs, and stops it. Prints
+p50/p95/p99 latency and throughput per backend and concurrency. Locust (``loadtest/``) measures
+the same from outside at scale.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +27,7 @@ import httpx
 from tqdm import tqdm
 
 from service.bench.report import latency_summary, table, write_json
+from service.bench.spawn import start_server
 
 COLUMNS = ["backend", "concurrency", "requests", "errors", "req_per_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms"]
 
@@ -70,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="gecserve bench serve", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--url", default="http://127.0.0.1:8000")
+    parser.add_argument("--spawn", type=Path, default=None, metavar="MODEL", help="start a server for MODEL")
     parser.add_argument("--input", type=Path, required=True, help="one text per line")
     parser.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 8, 32])
     parser.add_argument("--backend", type=lambda s: s.split(","), default=["accelerated", "autoregressive"])
@@ -78,16 +84,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     lines = [line.strip() for line in args.input.read_text(encoding="utf-8").splitlines() if line.strip()]
-    httpx.get(f"{args.url}/readyz", timeout=10).raise_for_status()
+    if args.spawn is None:
+        return _measure(args, lines, args.url)
+    with tempfile.TemporaryDirectory() as logs:
+        server = start_server(args.spawn, Path(logs), cache_size=0)
+        try:
+            return _measure(args, lines, server.url)
+        finally:
+            server.stop()
+
+
+def _measure(args: argparse.Namespace, lines: list[str], url: str) -> int:
+    httpx.get(f"{url}/readyz", timeout=10).raise_for_status()
     rows = []
     runs = [(b, c) for c in args.concurrency for b in args.backend]
     with tqdm(total=len(runs) * args.requests, desc="bench serve", unit="req", file=sys.stderr) as progress:
         for offset, (backend, concurrency) in enumerate(runs):
             window = lines[(offset * args.requests) % len(lines) :] + lines
             silent = tqdm(disable=True)
-            asyncio.run(closed_loop(args.url, window[-args.warmup :], backend, concurrency, args.warmup, silent))
-            rows.append(asyncio.run(closed_loop(args.url, window, backend, concurrency, args.requests, progress)))
+            asyncio.run(closed_loop(url, window[-args.warmup :], backend, concurrency, args.warmup, silent))
+            rows.append(asyncio.run(closed_loop(url, window, backend, concurrency, args.requests, progress)))
     print(table(rows, COLUMNS))
     if args.json:
-        write_json(args.json, {"url": args.url, "input": str(args.input), "rows": rows})
+        write_json(args.json, {"url": url, "input": str(args.input), "rows": rows})
     return 0

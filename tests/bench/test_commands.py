@@ -7,7 +7,6 @@ import json
 import pytest
 
 from service.bench import decoding, preprocess, serve
-from tests.api.server import start_server
 from tests.conftest import FIXTURE_MODEL
 from tests.engine.conftest import SENTENCES
 
@@ -59,16 +58,14 @@ def test_bench_preprocess(tmp_path, sentences) -> None:
     assert all(r["paragraphs_per_s"] > 0 for r in rows)
 
 
-def test_bench_serve_against_a_real_server(tmp_path, sentences) -> None:
-    server = start_server(tmp_path, cache_size=0)
-    try:
-        out = tmp_path / "serve.json"
-        args = ["--url", server.url, "--input", str(sentences), "--concurrency", "1,4", "--requests", "12"]
-        assert serve.main([*args, "--warmup", "2", "--json", str(out)]) == 0
-        rows = json.loads(out.read_text())["rows"]
-        assert {(r["backend"], r["concurrency"]) for r in rows} == {
-            (b, c) for b in ("accelerated", "autoregressive") for c in (1, 4)
-        }
-        assert all(r["errors"] == 0 and r["p50_ms"] <= r["p99_ms"] for r in rows)
-    finally:
-        server.stop()
+def test_bench_serve_spawns_a_real_server(tmp_path, sentences) -> None:
+    out = tmp_path / "serve.json"
+    args = ["--spawn", str(FIXTURE_MODEL), "--input", str(sentences), "--concurrency", "1,4", "--requests", "12"]
+    assert serve.main([*args, "--warmup", "2", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["url"].startswith("http://127.0.0.1:")
+    rows = result["rows"]
+    assert {(r["backend"], r["concurrency"]) for r in rows} == {
+        (b, c) for b in ("accelerated", "autoregressive") for c in (1, 4)
+    }
+    assert all(r["errors"] == 0 and r["p50_ms"] <= r["p99_ms"] for r in rows)
