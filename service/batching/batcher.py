@@ -75,7 +75,7 @@ class BatcherHooks(Protocol):
         """A batch's runner call took ``seconds`` (whether it succeeded or raised)."""
 
     def on_reject(self, name: str, reason: str) -> None:
-        """A job was refused or dropped: ``queue_full``, ``deadline`` or ``stopped``."""
+        """A job was refused or dropped unrun: ``queue_full``, ``deadline``, ``stopped`` or ``cancelled``."""
 
     def on_error(self, name: str, reason: str) -> None:
         """A batch failed: ``runner`` (the runner raised) or ``result_count`` (wrong length)."""

@@ -173,6 +173,9 @@ class LocalBatcher:
             entry.timer.cancel()
         if entry.queued and self._remove_pending(job):
             entry.queued = False
+            # Dropped unrun: counted like the queue's own drops (the caller's deadline usually
+            # fires together with the job's), or as a cancellation (the caller went away).
+            self._hook("on_reject", "deadline" if job.expired(time.monotonic()) else "cancelled")
             self._changed()
         self._entries.pop(job, None)
 

@@ -19,7 +19,7 @@ from service.batching import (
     QueueFullError,
     deadline_in,
 )
-from service.batching.batcher import Batcher
+from service.batching.batcher import Batcher, NullHooks
 
 
 def result_of(job: Job) -> tuple[int, ...]:
@@ -185,6 +185,46 @@ def test_cancelled_callers_do_not_break_the_batch() -> None:
         assert await batcher.submit(Job(tokens=[7])) == (14,)
         await batcher.stop()
         assert all(job is not queued_job for job in runner.seen)
+
+    asyncio.run(main())
+
+
+class Rejections(NullHooks):
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    def on_reject(self, name: str, reason: str) -> None:
+        self.reasons.append(reason)
+
+
+def test_withdrawn_queued_jobs_are_counted_by_reason() -> None:
+    """A caller that gives up on queued jobs: past their deadline they count as deadline drops
+    (the request timeout and the job deadline fire together), otherwise as cancellations."""
+    gate = threading.Event()
+    runner = Recorder(gate=gate)
+    hooks = Rejections()
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0), runner, hooks=hooks)
+        batcher.start()
+        blocker = asyncio.create_task(batcher.submit(Job(tokens=[0])))
+        await wait_until(lambda: batcher.in_flight == 1)
+        cancelled = asyncio.create_task(batcher.submit_many([Job(tokens=[1]), Job(tokens=[2])]))
+        await wait_until(lambda: batcher.depth == 2)
+        cancelled.cancel()
+        await asyncio.sleep(0.01)
+        assert hooks.reasons == ["cancelled", "cancelled"]
+        # The caller's timeout and the jobs' deadline are the same instant: whichever fires first,
+        # both jobs are dropped unrun and counted as deadline drops.
+        deadline = deadline_in(0.05)  # one request: one deadline for all its jobs
+        late = [Job(tokens=[3], deadline=deadline), Job(tokens=[4], deadline=deadline)]
+        with pytest.raises((asyncio.TimeoutError, DeadlineExceededError)):
+            await asyncio.wait_for(batcher.submit_many(late), timeout=0.05)
+        assert hooks.reasons.count("deadline") == 2 and batcher.depth == 0
+        gate.set()
+        assert await blocker == (0,)
+        await batcher.stop()
+        assert [job.tokens for job in runner.seen] == [[0]]
 
     asyncio.run(main())
 
