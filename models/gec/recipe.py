@@ -17,6 +17,7 @@ from pathlib import Path
 
 from models.gec.prepare import prepare
 from models.gec.train import TrainConfig, train
+from service.bench.peer_ct2 import TOKENIZER_CONFIG
 
 SCHEDULES = {
     # (stage-1 minutes, stage-2 minutes, preset, tokens per side per batch). The model is the
@@ -90,6 +91,8 @@ def main(argv: list[str] | None = None) -> None:
     if not final.exists():
         shutil.copytree(run / "stage2" / "model", final)
         shutil.copy(run / "tokenizer.json", final / "tokenizer.json")
+        # Load as the generic fast tokenizer: mBART's own class rejects a byte-level BPE vocabulary.
+        (final / "tokenizer_config.json").write_text(json.dumps(TOKENIZER_CONFIG, indent=2))
     print(f"trained model: {final}", file=sys.stderr)
 
 
