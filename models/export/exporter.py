@@ -25,7 +25,7 @@ from transformers import AutoModelForSeq2SeqLM
 
 from models.export.families import SUPPORTED
 from models.export.graphs import export_graphs
-from models.export.quantize import METHODS, quantize_int8
+from models.export.quantize import METHODS, method_for, quantize_int8
 from models.export.verify import check_logits, greedy_agreement
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
@@ -174,7 +174,7 @@ def export(
         manifest.verification = {"fp32": report}
         if quantize == "int8":
             for part in ("encoder", "decoder"):
-                quantize_int8(work / f"{part}.onnx", work / f"{part}.int8.onnx", method)
+                quantize_int8(work / f"{part}.onnx", work / f"{part}.int8.onnx", method_for(part, method))
             manifest.variants["int8"] = {"encoder": "encoder.int8.onnx", "decoder": "decoder.int8.onnx"}
             manifest.default_variant = "int8"
             manifest.save(work)

@@ -89,7 +89,14 @@ def test_verification_catches_a_graph_that_does_not_match(tmp_path: Path) -> Non
     assert same < total and differ
 
 
-@pytest.mark.parametrize("method", ["rowwise", "dynamic"])
+def _int8_kernel(graph: Path) -> str:
+    import onnx
+
+    ops = {node.op_type for node in onnx.load(str(graph)).graph.node}
+    return "rowwise" if "MatMulNBits" in ops else "dynamic" if "MatMulInteger" in ops else "none"
+
+
+@pytest.mark.parametrize("method", ["rowwise", "dynamic", "hybrid"])
 def test_int8_variants(tmp_path: Path, method: str) -> None:
     manifest = export(
         FIXTURE_MODEL / "hf", tmp_path / "out", quantize="int8", method=method, samples=SAMPLES, keep_fp32=False
@@ -99,6 +106,9 @@ def test_int8_variants(tmp_path: Path, method: str) -> None:
     assert manifest.verification["int8"]["method"] == method
     assert 0.0 <= manifest.verification["int8"]["greedy_agreement"] <= 1.0
     assert Engine(tmp_path / "out").correct(["i saw a apple yesterday"]) == ["I saw an apple yesterday."]
+    kernels = {part: _int8_kernel(tmp_path / "out" / f"{part}.int8.onnx") for part in ("encoder", "decoder")}
+    expected = {"encoder": "dynamic", "decoder": "rowwise"} if method == "hybrid" else dict.fromkeys(kernels, method)
+    assert kernels == expected
 
 
 def test_cli_writes_hashes_that_match(tmp_path: Path, capsys) -> None:
