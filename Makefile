@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 MODEL ?= models/gec-default
 
-.PHONY: serve test lint fixture model bench-decoding proto clean
+.PHONY: serve test lint fixture model bench proto clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,8 +40,17 @@ model: $(VENV)/.dev
 	$(BIN)/python -m models.gec.recipe --data ../shared/data --run runs/gec-default --device cpu
 	$(BIN)/python -m models.gec.package --run runs/gec-default --out $(MODEL)
 
-bench-decoding: $(VENV)/.runtime
-	$(BIN)/gecserve bench decoding --model $(MODEL) --input ../shared/data/dev/fce.dev.detok.src
+## The README's benchmark tables (JSON in docs/benchmarks/). PEER=HF_DIR adds the CTranslate2 row
+## (build extra); the shipped model's checkpoint is runs/gec-default/hf after `make model`.
+DEV := ../shared/data/dev/fce.dev.detok.src
+BENCH := docs/benchmarks
+bench: $(VENV)/.runtime
+	$(BIN)/gecserve bench decoding --model $(MODEL) --input $(DEV) --limit 500 --batch-size 1,8,32 \
+		--strategies greedy,aggressive,relaxed,beam --cache compact,masked \
+		$(if $(PEER),--peer-ct2 $(PEER)) --json $(BENCH)/decoding.json
+	$(BIN)/gecserve bench serve --spawn $(MODEL) --input $(DEV) --concurrency 1,32 --requests 400 \
+		--json $(BENCH)/serve.json
+	$(BIN)/gecserve bench preprocess --model $(MODEL) --input $(DEV) --json $(BENCH)/preprocess.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
