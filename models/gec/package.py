@@ -23,6 +23,7 @@ from tokenizers.processors import TemplateProcessing
 
 from models.export.exporter import export
 from models.gec.tokenizer import EOS_ID
+from service.bench.report import machine
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
 from service.engine.sessions import SessionSettings
@@ -105,7 +106,7 @@ def package(run: Path, out: Path, data: Path | None, method: str = "rowwise") ->
             "stage1": {"data": "synthetic + learner pairs (learner x2)", **summary1},
             "stage2": {"data": "learner pairs only", **summary2},
             "data": data_info,
-            "hardware": f"{summary1['device']}: see machine",
+            "hardware": {"device": summary1["device"], **machine()},  # where this packaging ran too
             "hours": round((summary1["minutes"] + summary2["minutes"]) / 60, 2),
         }
         manifest = export(

@@ -1,0 +1,89 @@
+"""The shipped default model: its files, its manifest, its tokenizer on every dev sentence, and
+aggressive decoding equal to greedy on real dev sentences."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from service.engine.engine import Engine
+from service.engine.sessions import SessionSettings
+
+ROOT = Path(__file__).resolve().parents[3]
+MODEL = ROOT / "models" / "gec-default"
+DEV = ROOT.parent / "shared" / "data" / "dev"
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return Engine(MODEL, settings=SessionSettings(intra_op_threads=1))
+
+
+def _dev_lines() -> list[str]:
+    if not DEV.is_dir():
+        pytest.skip(f"the GEC dev data is not beside the project ({DEV})")
+    lines: list[str] = []
+    for path in sorted(DEV.glob("*")):
+        if path.is_file() and not path.name.endswith(".md"):
+            lines += path.read_text(encoding="utf-8").splitlines()
+    return lines
+
+
+def test_shipped_files_are_int8_only_and_small() -> None:
+    manifest = json.loads((MODEL / "manifest.json").read_text())
+    assert set(manifest["variants"]) == {"int8"}
+    files = [p for p in MODEL.iterdir() if p.is_file()]
+    assert not any(p.name in ("encoder.onnx", "decoder.onnx") or p.suffix in (".pt", ".bin") for p in files)
+    assert sum(p.stat().st_size for p in files) <= 30 * 2**20
+
+
+def test_manifest_records_provenance_and_quality() -> None:
+    manifest = json.loads((MODEL / "manifest.json").read_text())
+    assert "NON-COMMERCIAL" in manifest["licence"]
+    assert {d["name"].split()[0] for d in manifest["training_data"]} >= {"W&I+LOCNESS", "FCE", "NUCLE", "Lang-8"}
+    training = manifest["training"]
+    assert training["stage1"]["steps"] > 0 and training["stage2"]["steps"] > 0 and training["hours"] > 0
+    assert "hardware" in training and "recipe" in training
+    quality = manifest["quality"]
+    assert quality["jfleg_dev"]["sentences"] == 754 and quality["fce_dev"]["sentences"] == 2210
+    assert manifest["verification"]["int8"]["greedy_agreement"] > 0.9
+
+
+def test_tokenizer_round_trips_every_dev_sentence(engine: Engine) -> None:
+    lines = _dev_lines()
+    assert len(lines) > 5000
+    codec = engine.codec
+    for line, ids in zip(lines, codec.encode_batch(lines), strict=True):
+        assert codec.decode(ids) == line
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["“Curly quotes” and ‘single’ ones", "emoji 😀👍🏽 here", "tabs\tand  double  spaces ", "e\u0301 and 日本語"],
+)
+def test_tokenizer_round_trips_odd_text(engine: Engine, text: str) -> None:
+    assert engine.codec.decode(engine.codec.encode(text)) == text
+
+
+def test_the_model_corrects_and_keeps(engine: Engine) -> None:
+    fixed, spelled, kept = engine.correct(
+        ["She go to school every days.", "I have recieved your letter.", "The results are shown in Table 2."]
+    )
+    assert "every day." in fixed and "go to" not in fixed
+    assert spelled == "I have received your letter."
+    assert kept == "The results are shown in Table 2."
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.data())
+def test_aggressive_equals_greedy_on_dev_sentences(engine: Engine, data: st.DataObject) -> None:
+    lines = [line for line in _dev_lines() if 0 < len(line) < 300]
+    batch = data.draw(st.lists(st.sampled_from(lines), min_size=1, max_size=6))
+    sources = engine.codec.encode_batch(batch)
+    greedy = [r.tokens for r in engine.generate(sources, "greedy")]
+    assert [r.tokens for r in engine.generate(sources, "aggressive")] == greedy
+    assert [engine.generate([s], "aggressive")[0].tokens for s in sources] == greedy  # batch-invariant
