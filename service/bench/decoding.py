@@ -2,7 +2,7 @@
 
     gecserve bench decoding --model models/gec-default --input dev.txt \\
         [--batch-size 1,8,32] [--strategies greedy,aggressive,relaxed,beam] [--cache compact,masked] \\
-        [--threads 1] [--limit N] [--peer-ct2 HF_DIR] [--json OUT]
+        [--threads 1] [--limit N] [--order length|input] [--peer-ct2 HF_DIR] [--json OUT]
 
 For each strategy, cache layout and batch size: sentences/s, per-sentence latency (mean, p50,
 p95, p99; a sentence's latency is its batch's wall time), decoder passes per sentence, tokens
@@ -112,6 +112,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     engines = {cache: Engine(args.model, variant=args.variant, settings=settings, cache=cache) for cache in args.cache}
     first = next(iter(engines.values()))
     sources = load_sources(first, Path(args.input), args.limit)
+    if args.order == "length":  # batches of similar lengths, as the service's batcher forms them
+        sources.sort(key=len)
     params = DecodeParams(num_beams=args.num_beams, max_draft=args.max_draft)
     relaxed = replace(params, relaxed_top_k=args.relaxed_top_k, min_block=args.min_block)
     strategies = ["greedy"] + [s for s in args.strategies if s != "greedy"]
@@ -176,6 +178,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "input": str(args.input),
         "sentences": len(sources),
         "threads": args.threads,
+        "order": args.order,
         "provider": settings.providers()[0],
         "mean_source_tokens": sum(map(len, sources)) / len(sources),
         "rows": rows,
@@ -197,10 +200,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--provider", default="auto")
     parser.add_argument("--io-binding", default="auto", choices=["auto", "on", "off"])
     parser.add_argument("--num-beams", type=int, default=4)
-    parser.add_argument("--max-draft", type=int, default=256)
+    parser.add_argument("--max-draft", type=int, default=DecodeParams.max_draft, help="draft tokens per pass")
     parser.add_argument("--relaxed-top-k", type=int, default=2, help="'relaxed' row: accept draft tokens in top-k")
     parser.add_argument("--min-block", type=int, default=0, help="'relaxed' row: always accept this many")
     parser.add_argument("--limit", type=int, default=None, help="first N sentences only")
+    parser.add_argument(
+        "--order",
+        choices=["length", "input"],
+        default="length",
+        help="batch sentences of similar length together (as the service does), or in input order",
+    )
     parser.add_argument("--peer-ct2", type=Path, default=None, help="HF checkpoint dir for the CTranslate2 row")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
