@@ -29,6 +29,11 @@ def _outputs(results) -> list[list[tuple[list[int], float]]]:
     return [[(h.tokens, round(h.score, 5)) for h in r.hypotheses] for r in results]
 
 
+def _assert_same_samples(a, b) -> None:
+    assert [h.tokens for h in a.hypotheses] == [h.tokens for h in b.hypotheses]
+    assert [h.score for h in a.hypotheses] == pytest.approx([h.score for h in b.hypotheses], rel=1e-5)
+
+
 def _first_step_logits(engine, source: list[int]) -> np.ndarray:
     state = engine.model.start([source])
     return state.step(np.array([engine.manifest.decoder_prefix_ids]))[0, -1]
@@ -76,10 +81,12 @@ def test_same_seed_same_output_whatever_else_is_in_the_batch(text: str, others: 
     params = DecodeParams(seed=seed, **knobs)
     alone = engine.generate([source], "sample", params)
     assert _outputs(engine.generate([source], "sample", params)) == _outputs(alone)
-    assert _outputs(engine.generate([source, *rest], "sample", params))[0] == _outputs(alone)[0]
+    # Samples are identical whatever the batch; scores may differ in the last float bits, since
+    # fp32 matrix products of a different batch shape can sum in a different order.
+    _assert_same_samples(engine.generate([source, *rest], "sample", params)[0], alone[0])
     # the seed stream is tied to the index: at index 1, any neighbour at index 0 gives the same samples
-    second = [_outputs(engine.generate([other, source], "sample", params))[1] for other in (rest[0], [7, 8, 9])]
-    assert second[0] == second[1]
+    second = [engine.generate([other, source], "sample", params)[1] for other in (rest[0], [7, 8, 9])]
+    _assert_same_samples(second[0], second[1])
 
 
 def test_different_seeds_differ() -> None:
