@@ -233,7 +233,8 @@ class LocalBatcher:
                 self._changed(wake=False)
             timeout: float | None = None
             if live:
-                if stopping or batch_ready(live, now, self.policy):
+                idle = self.policy.dispatch_when_idle and self._in_flight == 0
+                if stopping or idle or batch_ready(live, now, self.policy):
                     selection = select_batch(live, now, self.policy)
                     self._pending = selection.remaining
                     return selection.batch

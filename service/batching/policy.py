@@ -45,6 +45,9 @@ class BatchPolicy:
     batch is taken anyway. ``max_queue``: the bound on queued (not yet running) jobs; beyond
     it submissions are rejected. ``promote_after_ms``: age after which a bulk job competes as
     interactive (None: strict priority, bulk may starve under sustained interactive load).
+    ``dispatch_when_idle``: when no batch of this queue is running, take what is queued at once
+    instead of waiting for it to fill (waiting cannot beat an idle worker); under load, jobs
+    gather while the workers are busy and ``max_wait_ms`` bounds the rest.
     """
 
     max_batch_size: int = 32
@@ -54,6 +57,7 @@ class BatchPolicy:
     group_by_length: bool = True
     fill_with_bulk: bool = True
     promote_after_ms: float | None = 2000.0
+    dispatch_when_idle: bool = True
 
     def __post_init__(self) -> None:
         if self.max_batch_size < 1:

@@ -459,3 +459,28 @@ def test_submit_many_withdraws_the_rest_when_one_job_fails() -> None:
         await batcher.stop()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("idle_dispatch", [True, False])
+def test_an_idle_batcher_does_not_wait_to_fill(idle_dispatch: bool) -> None:
+    """Idle: a lone job runs at once instead of waiting max_wait for company; busy: jobs gather."""
+    gate = threading.Event()
+    runner = Recorder(gate=gate)
+    policy = BatchPolicy(max_batch_size=8, max_wait_ms=600, dispatch_when_idle=idle_dispatch)
+
+    async def main() -> None:
+        batcher = LocalBatcher(policy, runner)
+        batcher.start()
+        started = time.monotonic()
+        first = asyncio.create_task(batcher.submit(Job(tokens=[1])))
+        await wait_until(lambda: batcher.in_flight == 1, timeout=2.0)
+        waited = time.monotonic() - started
+        assert (waited < 0.3) if idle_dispatch else (waited >= 0.55)
+        rest = [asyncio.create_task(batcher.submit(Job(tokens=[i]))) for i in range(2, 6)]
+        await wait_until(lambda: batcher.depth == 4)
+        gate.set()  # the worker frees up: the four queued jobs go together
+        assert await asyncio.gather(first, *rest) == [(2,), (4,), (6,), (8,), (10,)]
+        await batcher.stop()
+        assert [len(batch) for batch in runner.batches] == [1, 4]
+
+    asyncio.run(main())
