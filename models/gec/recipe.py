@@ -68,8 +68,14 @@ def main(argv: list[str] | None = None) -> None:
     if not (run / "data.json").exists():
         print(json.dumps(prepare(args.data, run, args.synthetic, args.vocab_size, args.seed)), file=sys.stderr)
     vocab = json.loads((run / "data.json").read_text())["vocab_size"]
-    common = {"preset": preset, "vocab_size": vocab, "device": args.device, "max_tokens": max_tokens}
-    common |= {"bf16": True, "compile": False}  # compile did not pay for itself on 2 cores
+    common = {
+        "preset": preset,
+        "vocab_size": vocab,
+        "device": args.device,
+        "max_tokens": max_tokens,
+        "bf16": True,
+        "compile": False,  # did not pay for itself on 2 cores
+    }
     stages = {
         # Stage 1: synthetic + learner pairs, from scratch, pre-norm layout.
         "stage1": {"minutes": minutes1, "lr": 1e-3, "warmup_steps": 400, "seed": args.seed, "pre_norm": True},

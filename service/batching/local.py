@@ -233,8 +233,7 @@ class LocalBatcher:
                 self._changed(wake=False)
             timeout: float | None = None
             if live:
-                idle = self.policy.dispatch_when_idle and self._in_flight == 0
-                if stopping or idle or batch_ready(live, now, self.policy):
+                if stopping or batch_ready(live, now, self.policy, idle=self._in_flight == 0):
                     selection = select_batch(live, now, self.policy)
                     self._pending = selection.remaining
                     return selection.batch

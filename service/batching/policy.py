@@ -120,12 +120,15 @@ def ready_at(pending: Sequence[Job], policy: BatchPolicy) -> float | None:
     return min(job.enqueued_at for job in pending) + policy.max_wait_s
 
 
-def batch_ready(pending: Sequence[Job], now: float, policy: BatchPolicy) -> bool:
-    """True when waiting longer cannot help: enough rows or tokens are queued, or the oldest
-    live job has waited ``max_wait_ms``. Expired jobs do not count."""
+def batch_ready(pending: Sequence[Job], now: float, policy: BatchPolicy, idle: bool = False) -> bool:
+    """True when waiting longer cannot help: the queue's workers are all ``idle`` (with
+    ``dispatch_when_idle``), enough rows or tokens are queued, or the oldest live job has
+    waited ``max_wait_ms``. Expired jobs do not count."""
     live, _ = split_expired(pending, now)
     if not live:
         return False
+    if idle and policy.dispatch_when_idle:
+        return True
     if len(live) >= policy.max_batch_size:
         return True
     if sum(job.length for job in live) >= policy.max_batch_tokens:

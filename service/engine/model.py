@@ -45,7 +45,12 @@ class Seq2SeqModel:
         special = {m.pad_token_id, m.eos_token_id, *m.decoder_prefix_ids, *m.source_prefix_ids, *m.source_suffix_ids}
         self.codec = TextCodec(self.model_dir / m.tokenizer, special)
         self.cache_kind = cache
-        self.binds_io = self.settings.binds_io
+        # Resolved once: asking ORT for its providers on every batch would be wasted work.
+        self.io_device: str | None = self.settings.device if self.settings.binds_io else None
+
+    @property
+    def binds_io(self) -> bool:
+        return self.io_device is not None
 
     def encode(self, sources: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
         """Run the encoder on content ids; returns ``cross_kv`` and the encoder mask."""
@@ -79,8 +84,8 @@ class DecoderState:
         self.cross_kv = cross_kv
         self.encoder_mask = encoder_mask
         self.device_inputs: DeviceInputs | None = None
-        if model.binds_io:
-            self.device_inputs = DeviceInputs(model.settings.device, model.settings.device_id)
+        if model.io_device is not None:
+            self.device_inputs = DeviceInputs(model.io_device, model.settings.device_id)
             self._upload()
         self.cache = CACHES[model.cache_kind](m.decoder_layers, len(encoder_mask), m.decoder_heads, m.head_dim)
         self.passes = 0

@@ -26,6 +26,10 @@ class SessionSettings:
     io_binding: str = "auto"  # auto (on with CUDA), on, off: see service/engine/binding.py
     device_id: int = 0
 
+    def __post_init__(self) -> None:
+        if self.io_binding not in ("auto", "on", "off"):
+            raise ValueError(f"io_binding must be auto, on or off, not {self.io_binding!r}")
+
     def providers(self) -> list[str]:
         """Execution providers for ``provider``, most preferred first."""
         available = ort.get_available_providers()
@@ -41,8 +45,6 @@ class SessionSettings:
 
     @property
     def binds_io(self) -> bool:
-        if self.io_binding not in ("auto", "on", "off"):
-            raise ValueError(f"io_binding must be auto, on or off, not {self.io_binding!r}")
         return self.io_binding == "on" or (self.io_binding == "auto" and self.uses_cuda)
 
     @property
