@@ -40,11 +40,15 @@ model: $(VENV)/.dev
 	$(BIN)/python -m models.gec.recipe --data ../shared/data --run runs/gec-default --device cpu
 	$(BIN)/python -m models.gec.package --run runs/gec-default --out $(MODEL)
 
-## The README's benchmark tables (JSON in docs/benchmarks/). PEER=HF_DIR adds the CTranslate2 row
-## (build extra); the shipped model's checkpoint is runs/gec-default/hf after `make model`.
+## The shipped model's weights as a transformers checkpoint: the CTranslate2 peer of `make bench`.
+runs/gec-default-hf: $(VENV)/.dev
+	$(BIN)/python -m models.gec.unpack --model $(MODEL) --out $@
+## The README's benchmark tables (JSON in docs/benchmarks/), with the CTranslate2 peer row on the
+## same weights (PEER= to leave it out).
 DEV := ../shared/data/dev/fce.dev.detok.src
 BENCH := docs/benchmarks
-bench: $(VENV)/.runtime
+PEER ?= runs/gec-default-hf
+bench: $(VENV)/.dev $(PEER)
 	$(BIN)/gecserve bench decoding --model $(MODEL) --input $(DEV) --limit 500 --batch-size 1,8,32 \
 		--strategies greedy,aggressive,relaxed,beam --cache compact,masked \
 		$(if $(PEER),--peer-ct2 $(PEER)) --json $(BENCH)/decoding.json

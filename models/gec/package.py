@@ -2,16 +2,23 @@
 
     python -m models.gec.package --run runs/gec-default --out models/gec-default --data ../shared/data
 
-Exports the trained checkpoint with the real exporter (int8 only: no fp32 copy is shipped),
+Exports the trained checkpoint with the real exporter (int8 only: no fp32 copy is shipped; the
+``static`` method calibrated on learner sentences of the training sources, never dev),
 evaluates it on JFLEG dev and FCE dev, and records in ``manifest.json`` the architecture,
 tokenizer, training data with its licence terms, training configuration, hardware and
 duration, and the dev-set figures.
+
+    python -m models.gec.package --checkpoint CHECKPOINT_DIR --out models/gec-default --data ../shared/data
+
+re-exports the shipped model's own weights (``CHECKPOINT_DIR`` from ``models.gec.unpack``) with
+another int8 method, keeping the manifest's training record: for when the run is gone.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import shutil
 import sys
 import tempfile
@@ -93,7 +100,21 @@ def _dev_figures(model_dir: Path, data: Path) -> dict[str, Any]:
     }
 
 
-def package(run: Path, out: Path, data: Path | None, method: str = "rowwise") -> ModelManifest:
+CALIBRATION_SOURCES = ("wi_locness", "fce", "nucle", "lang8")
+
+
+def calibration_sentences(data: Path, count: int = 400, seed: int = 0) -> list[str]:
+    """Learner sentences (training sources, never dev) for the static int8 scales, evenly per corpus."""
+    rng = random.Random(seed)
+    picked: list[str] = []
+    for corpus in CALIBRATION_SOURCES:
+        lines = (data / "train" / f"{corpus}.train.detok.src").read_text(encoding="utf-8").splitlines()
+        lines = [line for line in lines if 3 <= len(line.split()) <= 50]
+        picked += rng.sample(lines, count // len(CALIBRATION_SOURCES))
+    return picked
+
+
+def package(run: Path, out: Path, data: Path | None, method: str = "static") -> ModelManifest:
     summary1 = json.loads((run / "stage1" / "summary.json").read_text())
     summary2 = json.loads((run / "stage2" / "summary.json").read_text())
     data_info = json.loads((run / "data.json").read_text())
@@ -117,6 +138,7 @@ def package(run: Path, out: Path, data: Path | None, method: str = "rowwise") ->
             quantize="int8",
             method=method,
             keep_fp32=False,
+            calibration=calibration_sentences(data) if data is not None else None,
             extra={
                 "licence": LICENCE_NOTE,
                 "training_data": TRAINING_DATA,
@@ -130,14 +152,49 @@ def package(run: Path, out: Path, data: Path | None, method: str = "rowwise") ->
     return manifest
 
 
+RECORD_KEYS = ("licence", "training_data", "training", "tokenizer_info")
+
+
+def repackage(checkpoint: Path, out: Path, data: Path | None, method: str = "static") -> ModelManifest:
+    """Re-export the weights of the model in ``out`` (unpacked to ``checkpoint``) with ``method``;
+    the training record stays, verification and dev figures are measured again."""
+    previous = ModelManifest.load(out)
+    record = {key: previous.extra[key] for key in RECORD_KEYS if key in previous.extra}
+    record["repackaged"] = {
+        "from": f"version {previous.version}'s int8 weights, unpacked by models.gec.unpack",
+        "previous_method": previous.verification.get("int8", {}).get("method"),
+        "hardware": machine(),
+    }
+    manifest = export(
+        checkpoint,
+        out,
+        name=previous.name,
+        version=str(int(previous.version) + 1) if previous.version.isdigit() else previous.version + "+1",
+        quantize="int8",
+        method=method,
+        keep_fp32=False,
+        calibration=calibration_sentences(data) if data is not None else None,
+        extra=record,
+    )
+    if data is not None:
+        manifest.extra["quality"] = _dev_figures(out, data)
+        manifest.save(out)
+    return manifest
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run", type=Path, required=True)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--run", type=Path, help="a finished recipe run")
+    source.add_argument("--checkpoint", type=Path, help="the shipped model's weights (models.gec.unpack)")
     parser.add_argument("--out", type=Path, default=Path("models/gec-default"))
-    parser.add_argument("--data", type=Path, default=None, help="data dir for the dev-set figures")
-    parser.add_argument("--method", default="rowwise")
+    parser.add_argument("--data", type=Path, default=None, help="data dir: calibration and dev-set figures")
+    parser.add_argument("--method", default="static")
     args = parser.parse_args(argv)
-    manifest = package(args.run, args.out, args.data, args.method)
+    if args.run is not None:
+        manifest = package(args.run, args.out, args.data, args.method)
+    else:
+        manifest = repackage(args.checkpoint, args.out, args.data, args.method)
     print(json.dumps(manifest.extra.get("quality", {}), indent=2), file=sys.stderr)
     return 0
 

