@@ -42,16 +42,28 @@ def table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     return "\n".join([line(columns), line(["-" * w for w in widths]), *(line(r) for r in cells)])
 
 
+# Vector extensions that decide which integer GEMM kernels ONNX Runtime and CTranslate2 can use.
+SIMD_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
+
+
 def machine() -> dict[str, Any]:
-    cpu = platform.processor() or ""
+    cpu, flags, named = platform.processor() or "", set(), False
     try:
         for text_line in Path("/proc/cpuinfo").read_text().splitlines():
-            if text_line.startswith("model name"):
-                cpu = text_line.split(":", 1)[1].strip()
+            if text_line.startswith("model name") and not named:
+                cpu, named = text_line.split(":", 1)[1].strip(), True
+            if text_line.startswith("flags"):
+                flags = set(text_line.split(":", 1)[1].split())
                 break
     except OSError:
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
+    return {
+        "cpu": cpu,
+        "simd": [flag for flag in SIMD_FLAGS if flag in flags],
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:
