@@ -4,8 +4,9 @@
 run time with one scale per tensor, so a token's result depends slightly on the other tokens
 in its batch and block. ``rowwise``: ``MatMulNBits`` 8-bit weights with int8 compute
 (accuracy level 4), which quantises activations per row block: a token's result does not
-depend on its neighbours, which keeps aggressive decoding token-for-token equal to greedy.
-``hybrid``: ``dynamic`` for the encoder (about twice as fast here; it runs once per batch, so
+depend on its neighbours, which keeps aggressive decoding token-for-token equal to greedy (on
+an AVX2-only CPU it measured no faster than fp32: no integer GEMM kernel there).
+``hybrid``: ``dynamic`` for the encoder (faster than ``rowwise``; it runs once per batch, so
 greedy and aggressive decoding of a batch still see the same encoder output) and ``rowwise`` for
 the decoder (exact). The encoder output then depends slightly on the other sentences of the batch.
 ``static``: per-channel int8 weights and activation scales fixed from calibration feeds
