@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
 from service.api import schemas
+from service.api.limits import BodyLimit
 from service.pipeline.errors import RequestDeadlineError, RequestError
 from service.pipeline.pipeline import Pipeline
 from service.pipeline.types import Correction, CorrectRequest, GenerateRequest
@@ -45,12 +46,13 @@ def create_app(pipeline: Pipeline) -> FastAPI:
     )
     body_limit = settings.max_text_chars * 4 * settings.max_texts + 64 * 1024
 
-    @app.middleware("http")
-    async def bounded_body(request: Request, call_next: Any) -> Response:
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > body_limit:
-            return _error(413, "too_large", f"request body of {length} bytes is over the limit of {body_limit}")
-        return await call_next(request)
+    app.add_middleware(
+        BodyLimit,
+        limit=body_limit,
+        too_large=lambda length, limit: _error(
+            413, "too_large", f"request body of {length} bytes is over the limit of {limit}"
+        ),
+    )
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:

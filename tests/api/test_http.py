@@ -152,3 +152,15 @@ def test_health_readiness_docs_and_metrics(server) -> None:
         assert name in metrics, name
     stats = httpx.get(server.url + "/v1/stats").json()
     assert "accelerated" in stats["backends"]
+
+
+def test_body_over_the_limit_is_413_before_it_is_read(server) -> None:
+    """The body limit (``service/api/limits.py``) answers from the declared length alone."""
+    body = b'{"text": "' + b"a" * 8_000_000 + b'"}'
+    response = httpx.post(
+        server.url + "/v1/correct", content=body, timeout=30, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 413
+    error = response.json()["error"]
+    assert error["reason"] == "too_large" and str(len(body)) in error["message"]
+    assert post(server, "/v1/correct", {"text": "i saw a apple"}).status_code == 200
