@@ -6,6 +6,8 @@ encoder, run once per sentence, carries most of the capacity (Shallow Aggressive
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from transformers import BartConfig, MBartConfig
 
 from models.gec.tokenizer import BOS_ID, EOS_ID, PAD_ID
@@ -30,26 +32,39 @@ def bart_config(
     short warm-up where post-norm BART stalls.
     """
     p = PRESETS[preset]
+    shape = {"d_model": p["d_model"], "encoder_layers": p["encoder_layers"], "decoder_layers": p["decoder_layers"]}
+    shape |= {f"{side}_attention_heads": p["heads"] for side in ("encoder", "decoder")}
+    shape |= {f"{side}_ffn_dim": p["ffn"] for side in ("encoder", "decoder")}
+    return config_for(shape, vocab_size, max_positions, pre_norm, dropout=dropout)
+
+
+def config_for(
+    shape: Mapping[str, int],
+    vocab_size: int,
+    max_positions: int,
+    pre_norm: bool,
+    dropout: float = 0.0,
+    activation: str = "gelu",
+    special: tuple[int, int, int] = (BOS_ID, PAD_ID, EOS_ID),
+) -> BartConfig:
+    """The config of a project model: ``shape`` holds ``d_model``, ``{encoder,decoder}_layers``,
+    ``{encoder,decoder}_attention_heads`` and ``{encoder,decoder}_ffn_dim``; ``special`` is
+    (decoder start = BOS, pad, EOS). No embedding scale, tied embeddings, no forced tokens."""
+    bos, pad, eos = special
     config_class = MBartConfig if pre_norm else BartConfig
     return config_class(
         vocab_size=vocab_size,
-        d_model=p["d_model"],
-        encoder_layers=p["encoder_layers"],
-        decoder_layers=p["decoder_layers"],
-        encoder_attention_heads=p["heads"],
-        decoder_attention_heads=p["heads"],
-        encoder_ffn_dim=p["ffn"],
-        decoder_ffn_dim=p["ffn"],
+        **shape,
         max_position_embeddings=max_positions,
         dropout=dropout,
         attention_dropout=0.0,
         activation_dropout=0.0,
-        activation_function="gelu",
+        activation_function=activation,
         scale_embedding=False,
-        bos_token_id=BOS_ID,
-        pad_token_id=PAD_ID,
-        eos_token_id=EOS_ID,
-        decoder_start_token_id=BOS_ID,
+        bos_token_id=bos,
+        pad_token_id=pad,
+        eos_token_id=eos,
+        decoder_start_token_id=bos,
         forced_bos_token_id=None,
         forced_eos_token_id=None,
         tie_word_embeddings=True,

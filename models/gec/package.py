@@ -130,22 +130,30 @@ def package(run: Path, out: Path, data: Path | None, method: str = "static") -> 
             "hardware": {"device": summary1["device"], **machine()},  # where this packaging ran too
             "hours": round((summary1["minutes"] + summary2["minutes"]) / 60, 2),
         }
-        manifest = export(
-            checkpoint,
-            out,
-            name="gec-default",
-            version="1",
-            quantize="int8",
-            method=method,
-            keep_fp32=False,
-            calibration=calibration_sentences(data) if data is not None else None,
-            extra={
-                "licence": LICENCE_NOTE,
-                "training_data": TRAINING_DATA,
-                "training": training,
-                "tokenizer_info": {"type": "byte-level BPE (HF tokenizers)", "vocab_size": data_info["vocab_size"]},
-            },
-        )
+        record = {
+            "licence": LICENCE_NOTE,
+            "training_data": TRAINING_DATA,
+            "training": training,
+            "tokenizer_info": {"type": "byte-level BPE (HF tokenizers)", "vocab_size": data_info["vocab_size"]},
+        }
+        return _ship(checkpoint, out, data, method, "gec-default", "1", record)
+
+
+def _ship(
+    checkpoint: Path, out: Path, data: Path | None, method: str, name: str, version: str, record: dict[str, Any]
+) -> ModelManifest:
+    """Export int8 only (calibrated on training sentences when ``data`` is given), then add the dev figures."""
+    manifest = export(
+        checkpoint,
+        out,
+        name=name,
+        version=version,
+        quantize="int8",
+        method=method,
+        keep_fp32=False,
+        calibration=calibration_sentences(data) if data is not None else None,
+        extra=record,
+    )
     if data is not None:
         manifest.extra["quality"] = _dev_figures(out, data)
         manifest.save(out)
@@ -165,21 +173,8 @@ def repackage(checkpoint: Path, out: Path, data: Path | None, method: str = "sta
         "previous_method": previous.verification.get("int8", {}).get("method"),
         "hardware": machine(),
     }
-    manifest = export(
-        checkpoint,
-        out,
-        name=previous.name,
-        version=str(int(previous.version) + 1) if previous.version.isdigit() else previous.version + "+1",
-        quantize="int8",
-        method=method,
-        keep_fp32=False,
-        calibration=calibration_sentences(data) if data is not None else None,
-        extra=record,
-    )
-    if data is not None:
-        manifest.extra["quality"] = _dev_figures(out, data)
-        manifest.save(out)
-    return manifest
+    version = str(int(previous.version) + 1) if previous.version.isdigit() else previous.version + "+1"
+    return _ship(checkpoint, out, data, method, previous.name, version, record)
 
 
 def main(argv: list[str] | None = None) -> int:

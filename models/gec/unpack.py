@@ -21,8 +21,9 @@ import numpy as np
 import onnx
 import torch
 from onnx import helper, numpy_helper
-from transformers import BartConfig, BartForConditionalGeneration, MBartConfig, MBartForConditionalGeneration
+from transformers import BartConfig, BartForConditionalGeneration, MBartForConditionalGeneration
 
+from models.gec.architecture import config_for
 from service.bench.peer_ct2 import TOKENIZER_CONFIG
 from service.engine.manifest import ModelManifest
 
@@ -84,31 +85,26 @@ def graph_weights(path: Path) -> dict[str, np.ndarray]:
     return {name: array for name, array in params.items() if not name.endswith("_quantized")}
 
 
+SHAPE_KEYS = (
+    "d_model",
+    "encoder_layers",
+    "decoder_layers",
+    "encoder_attention_heads",
+    "decoder_attention_heads",
+    "encoder_ffn_dim",
+    "decoder_ffn_dim",
+)
+
+
 def _config(manifest: ModelManifest) -> BartConfig:
     a = manifest.architecture
-    config_class = MBartConfig if manifest.family == "mbart" else BartConfig
-    return config_class(
-        vocab_size=a["vocab_size"],
-        d_model=a["d_model"],
-        encoder_layers=a["encoder_layers"],
-        decoder_layers=a["decoder_layers"],
-        encoder_attention_heads=a["encoder_attention_heads"],
-        decoder_attention_heads=a["decoder_attention_heads"],
-        encoder_ffn_dim=a["encoder_ffn_dim"],
-        decoder_ffn_dim=a["decoder_ffn_dim"],
-        activation_function=a["activation"],
-        max_position_embeddings=manifest.max_source_positions,
-        scale_embedding=False,
-        dropout=0.0,
-        attention_dropout=0.0,
-        activation_dropout=0.0,
-        bos_token_id=manifest.decoder_prefix_ids[0],
-        pad_token_id=manifest.pad_token_id,
-        eos_token_id=manifest.eos_token_id,
-        decoder_start_token_id=manifest.decoder_prefix_ids[0],
-        forced_bos_token_id=None,
-        forced_eos_token_id=None,
-        tie_word_embeddings=True,
+    return config_for(
+        {key: a[key] for key in SHAPE_KEYS},
+        a["vocab_size"],
+        manifest.max_source_positions,
+        pre_norm=manifest.family == "mbart",
+        activation=a["activation"],
+        special=(manifest.decoder_prefix_ids[0], manifest.pad_token_id, manifest.eos_token_id),
     )
 
 

@@ -47,18 +47,16 @@ SIMD_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
 
 
 def machine() -> dict[str, Any]:
-    cpu, flags, named = platform.processor() or "", set(), False
+    info: dict[str, str] = {}
     try:
         for text_line in Path("/proc/cpuinfo").read_text().splitlines():
-            if text_line.startswith("model name") and not named:
-                cpu, named = text_line.split(":", 1)[1].strip(), True
-            if text_line.startswith("flags"):
-                flags = set(text_line.split(":", 1)[1].split())
-                break
+            key, _, value = text_line.partition(":")
+            info.setdefault(key.strip(), value.strip())  # the first CPU's
     except OSError:
         pass
+    flags = set(info.get("flags", "").split())
     return {
-        "cpu": cpu,
+        "cpu": info.get("model name") or platform.processor() or "",
         "simd": [flag for flag in SIMD_FLAGS if flag in flags],
         "cores": os.cpu_count(),
         "python": platform.python_version(),
