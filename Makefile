@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 MODEL ?= models/gec-default
 
-.PHONY: serve test lint fixture model bench proto clean
+.PHONY: serve test test-fast lint fixture model bench ab proto clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,14 +22,20 @@ $(VENV)/.dev: pyproject.toml | $(BIN)/python
 serve: $(VENV)/.runtime
 	$(BIN)/gecserve serve --model $(MODEL)
 
-## Set up and pass the tests (unit, integration; the load tests are separate).
+LINTED := service models tests loadtest
+
+## Set up and pass the tests: unit and integration, slow ones included (load runs live in loadtest/).
 test: $(VENV)/.dev
-	$(BIN)/ruff check service models tests
-	$(BIN)/ruff format --check service models tests
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/python -m pytest -q
 
+## The tests without those marked slow (real servers under load, several processes, a browser).
+test-fast: $(VENV)/.dev
+	$(BIN)/python -m pytest -q -m "not slow"
+
 lint: $(VENV)/.dev
-	$(BIN)/ruff check service models tests
+	$(BIN)/ruff check $(LINTED)
 
 ## Regenerate the tiny test model (trains about a minute, exports through the real exporter).
 fixture: $(VENV)/.dev
@@ -55,6 +61,13 @@ bench: $(VENV)/.dev $(PEER)
 	$(BIN)/gecserve bench serve --spawn $(MODEL) --input $(DEV) --concurrency 1,32 --requests 400 \
 		--json $(BENCH)/serve.json
 	$(BIN)/gecserve bench preprocess --model $(MODEL) --input $(DEV) --json $(BENCH)/preprocess.json
+
+## The A/B run of docs/benchmarks/ab-fce-dev.json: both arms at a fixed offered load, read back from the server.
+AB_RATE ?= 10
+AB_DURATION ?= 180
+ab: $(VENV)/.dev
+	$(BIN)/python -m loadtest.ab --spawn $(MODEL) --experiment deploy/experiments/accelerated-vs-autoregressive.yaml \
+		--input $(DEV) --rate $(AB_RATE) --duration $(AB_DURATION) --json $(BENCH)/ab-fce-dev.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

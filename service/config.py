@@ -8,8 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from service.experiments.arms import BACKENDS
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "gec-default"
 
@@ -24,8 +26,8 @@ class Settings(BaseSettings):
     grpc_port: int = Field(50051, description="gRPC port (0 = any free port; -1 = no gRPC server)")
     model_path: Path = Field(DEFAULT_MODEL, description="model folder (manifest.json, tokenizer, ONNX graphs)")
     model_variant: str | None = Field(None, description="model variant (default: the manifest's, int8 when shipped)")
-    default_backend: Literal["accelerated", "autoregressive"] = Field(
-        "accelerated", description="backend used when a request names none"
+    default_backend: str = Field(
+        "accelerated", description="backend serving requests that name none, outside an experiment"
     )
     provider: Literal["auto", "cpu", "cuda"] = Field("auto", description="ONNX Runtime provider")
     inference_workers: int = Field(1, ge=1, description="inference worker threads per backend")
@@ -40,10 +42,36 @@ class Settings(BaseSettings):
     max_batch_tokens: int = Field(4096, ge=16, description="padded tokens per decoding batch")
     max_wait_ms: float = Field(2.0, ge=0, description="how long a batch may wait to fill")
     max_queue: int = Field(512, ge=1, description="queued sentences per backend before 503")
+    admit_within: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="503 at once when the queued work ahead is estimated to take more than this share of the "
+        "time left to the deadline (0 = off)",
+    )
     request_timeout_s: float = Field(10.0, gt=0, description="deadline of a request (504 past it)")
     max_text_chars: int = Field(20_000, ge=1, description="longest text accepted (413 above)")
     max_texts: int = Field(64, ge=1, description="most paragraphs in one `texts` request")
     interactive_max_chars: int = Field(2_000, ge=1, description="requests up to this size are served first")
     cache_size: int = Field(50_000, ge=0, description="sentences kept by the in-memory cache (0 = off)")
     drain_timeout_s: float = Field(20.0, ge=0, description="graceful shutdown: time to finish in-flight work")
+    experiment: Path | None = Field(
+        None, description="experiment file (YAML) to run from start-up; see deploy/experiments/"
+    )
+    shadow_timeout_s: float = Field(30.0, gt=0, description="a shadow comparison not decoded by then is dropped")
+    redis_url: str | None = Field(
+        None,
+        description="Redis for the experiment shared by replicas and their merged numbers (e.g. redis://host:6379/0)",
+    )
+    redis_prefix: str = Field("gecserve:", description="prefix of every Redis key this service writes")
+    admin_key: SecretStr | None = Field(
+        None, description="bearer key of the endpoints that change state; unset: they answer 403"
+    )
     log_level: str = Field("INFO", description="log level")
+
+    @field_validator("default_backend")
+    @classmethod
+    def _known_backend(cls, name: str) -> str:
+        if name not in BACKENDS:
+            raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+        return name

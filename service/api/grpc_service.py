@@ -1,28 +1,60 @@
-"""The gRPC API (grpc.aio): the same pipeline as HTTP, with health checking and reflection."""
+"""The gRPC API (grpc.aio): the same pipeline as HTTP, with health checking and reflection.
+
+Messages are turned into the HTTP API's pydantic models and validated there, so both APIs accept
+and refuse exactly the same requests; errors map to status codes. A message that is not valid
+protobuf (a string that is not UTF-8, say) is ``INVALID_ARGUMENT``, not an internal error: the
+service registers its methods with a deserializer that reports the failure to the handler.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError, Message
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from pydantic import BaseModel, ValidationError
 
+from service.api import schemas
 from service.api.proto import gecserve_pb2 as pb
-from service.api.proto import gecserve_pb2_grpc as pb_grpc
-from service.pipeline.errors import RequestError
+from service.pipeline.errors import InvalidRequestError, RequestError
 from service.pipeline.pipeline import Pipeline
-from service.pipeline.types import Correction, CorrectRequest, GenerateRequest, Timings
+from service.pipeline.types import Correction, CorrectRequest, CorrectResult, GenerateRequest, Timings
+
+__all__ = ["SERVICE_NAME", "create_grpc_server"]
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Corrector"].full_name
+ARM_METADATA = "x-gecserve-arm"
+EXPERIMENT_METADATA = "x-gecserve-experiment"
 
 STATUS_CODES = {
+    400: grpc.StatusCode.INVALID_ARGUMENT,
     413: grpc.StatusCode.RESOURCE_EXHAUSTED,
     422: grpc.StatusCode.INVALID_ARGUMENT,
+    500: grpc.StatusCode.INTERNAL,
     503: grpc.StatusCode.UNAVAILABLE,
     504: grpc.StatusCode.DEADLINE_EXCEEDED,
 }
+
+
+@dataclass(frozen=True)
+class _Undecodable:
+    """What the deserializer hands over when the bytes are not a valid message."""
+
+    error: str
+
+
+def _lenient(message: type[Message]) -> Callable[[bytes], Message | _Undecodable]:
+    def deserialize(data: bytes) -> Message | _Undecodable:
+        try:
+            return message.FromString(data)
+        except DecodeError as error:
+            return _Undecodable(str(error) or "undecodable message")
+
+    return deserialize
 
 
 def _timings(t: Timings) -> pb.Timings:
@@ -33,80 +65,111 @@ def _correction(c: Correction) -> pb.Correction:
     return pb.Correction(text=c.text, edits=[pb.Edit(**e.__dict__) for e in c.edits])
 
 
-class CorrectorService(pb_grpc.CorrectorServicer):
+def _correct_fields(request: pb.CorrectRequest) -> dict[str, Any]:
+    """The HTTP body a ``CorrectRequest`` stands for (proto3's empty strings are "not given")."""
+    fields: dict[str, Any] = {
+        "options": {"backend": request.options.backend or None, "alternatives": request.options.alternatives},
+        "client": {"user_id": request.client.user_id or None, "session_id": request.client.session_id or None},
+    }
+    if request.offset_unit:
+        fields["offset_unit"] = request.offset_unit
+    if request.HasField("text"):
+        fields["text"] = request.text
+    if request.texts:
+        fields["texts"] = list(request.texts)
+    return fields
+
+
+def _generate_fields(request: pb.GenerateRequest) -> dict[str, Any]:
+    fields: dict[str, Any] = {"text": request.text}
+    if request.num_return_sequences:
+        fields["num_return_sequences"] = request.num_return_sequences
+    if request.strategy:
+        fields["strategy"] = request.strategy
+    for name in ("num_beams", "temperature", "top_k", "top_p", "seed", "max_new_tokens"):
+        if request.HasField(name):
+            fields[name] = getattr(request, name)
+    return fields
+
+
+class CorrectorService:
     """Translates protobuf messages to pipeline requests and errors to gRPC status codes."""
 
     def __init__(self, pipeline: Pipeline) -> None:
         self.pipeline = pipeline
+        self.generate_body = schemas.generate_body(pipeline.max_new_tokens)
 
-    async def _call(self, route: str, context: grpc.aio.ServicerContext, call):
-        settings, metrics = self.pipeline.settings, self.pipeline.metrics
-        started, status, backend = time.monotonic(), "OK", "none"
-        remaining = context.time_remaining()
-        timeout = settings.request_timeout_s if remaining is None else min(remaining, settings.request_timeout_s)
-        try:
-            with metrics.in_progress(route):
-                result = await asyncio.wait_for(call(), timeout=timeout)
-            backend = getattr(result, "backend", "generate")
-            self.pipeline.stats.record_request(
-                backend, time.monotonic() - started, sentences=getattr(result, "sentences", 1)
+    async def _validated(
+        self, model: type[BaseModel], fields: Any, route: str, context: grpc.aio.ServicerContext
+    ) -> Any:
+        if isinstance(fields, _Undecodable):
+            self.pipeline.refused("grpc", route, InvalidRequestError.reason)
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"invalid: the request is not decodable: {fields.error}"
             )
-            return result
-        except TimeoutError:
-            status = "DEADLINE_EXCEEDED"
-            metrics.reject("deadline")
-            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"not answered within {timeout:g} s")
-        except RequestError as error:
-            code = STATUS_CODES.get(error.status, grpc.StatusCode.INVALID_ARGUMENT)
-            status = code.name
-            metrics.reject(error.reason)
-            if error.retry_after:
-                context.set_trailing_metadata((("retry-after", error.retry_after),))
-            await context.abort(code, f"{error.reason}: {error.message}")
-        finally:
-            metrics.observe_request(route, backend, status, time.monotonic() - started)
+        try:
+            return model.model_validate(fields)
+        except ValidationError as error:
+            self.pipeline.refused("grpc", route, InvalidRequestError.reason)
+            details = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors())
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"invalid: {details}")
 
-    async def Correct(self, request: pb.CorrectRequest, context: grpc.aio.ServicerContext) -> pb.CorrectResponse:  # noqa: N802
-        single = request.HasField("text")
-        if single == bool(request.texts):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "invalid: give exactly one of 'text' or 'texts'")
-        unit = request.offset_unit or "codepoint"
-        texts = [request.text] if single else list(request.texts)
-        correct_request = CorrectRequest(
-            texts=texts,
-            single=single,
-            offset_unit=unit,
-            backend=request.options.backend or None,
-            alternatives=request.options.alternatives,
-            user_id=request.client.user_id or None,
-            session_id=request.client.session_id or None,
-        )
-        result = await self._call("Correct", context, lambda: self.pipeline.correct(correct_request))
+    async def _abort(self, context: grpc.aio.ServicerContext, error: RequestError) -> None:
+        if error.retry_after:
+            context.set_trailing_metadata((("retry-after", error.retry_after),))
+        code = STATUS_CODES.get(error.status, grpc.StatusCode.INVALID_ARGUMENT)
+        await context.abort(code, f"{error.reason}: {error.message}")
+
+    async def Correct(self, request: Any, context: grpc.aio.ServicerContext) -> pb.CorrectResponse:  # noqa: N802
+        fields = request if isinstance(request, _Undecodable) else _correct_fields(request)
+        body = await self._validated(schemas.CorrectBody, fields, "correct", context)
+        header_arm = dict(context.invocation_metadata() or ()).get(ARM_METADATA)
+        arm = body.options.backend
+        try:
+            if arm and header_arm and arm != header_arm:
+                raise InvalidRequestError(f"options.backend {arm!r} and {ARM_METADATA} {header_arm!r} disagree")
+            result: CorrectResult = await self.pipeline.correct(
+                CorrectRequest(
+                    texts=[body.text] if body.text is not None else list(body.texts),
+                    single=body.text is not None,
+                    offset_unit=body.offset_unit,
+                    arm=arm or header_arm,
+                    alternatives=body.options.alternatives,
+                    user_id=body.client.user_id,
+                    session_id=body.client.session_id,
+                ),
+                api="grpc",
+                timeout=context.time_remaining(),
+            )
+        except RequestError as error:
+            await self._abort(context, error)
+        metadata = [(ARM_METADATA, result.arm)]
+        if result.experiment:
+            metadata.append((EXPERIMENT_METADATA, result.experiment))
+        await context.send_initial_metadata(metadata)
         response = pb.CorrectResponse(
             model=pb.ModelInfo(name=result.model_name, version=result.model_version),
+            arm=result.arm,
             backend=result.backend,
+            experiment=result.experiment or "",
             timings_ms=_timings(result.timings),
         )
-        if single:
+        if body.text is not None:
             response.text = result.corrections[0].text
             response.edits.extend(_correction(result.corrections[0]).edits)
         else:
             response.results.extend(_correction(c) for c in result.corrections)
         return response
 
-    async def Generate(self, request: pb.GenerateRequest, context: grpc.aio.ServicerContext) -> pb.GenerateResponse:  # noqa: N802
-        generate_request = GenerateRequest(
-            text=request.text,
-            num_return_sequences=request.num_return_sequences or 1,
-            strategy=request.strategy or "beam",
-            num_beams=request.num_beams if request.HasField("num_beams") else 4,
-            temperature=request.temperature if request.HasField("temperature") else 1.0,
-            top_k=request.top_k if request.HasField("top_k") else 0,
-            top_p=request.top_p if request.HasField("top_p") else 1.0,
-            seed=request.seed if request.HasField("seed") else None,
-            max_new_tokens=request.max_new_tokens if request.HasField("max_new_tokens") else None,
-        )
-        result = await self._call("Generate", context, lambda: self.pipeline.generate(generate_request))
+    async def Generate(self, request: Any, context: grpc.aio.ServicerContext) -> pb.GenerateResponse:  # noqa: N802
+        fields = request if isinstance(request, _Undecodable) else _generate_fields(request)
+        body = await self._validated(self.generate_body, fields, "generate", context)
+        try:
+            result = await self.pipeline.generate(
+                GenerateRequest(**body.model_dump()), api="grpc", timeout=context.time_remaining()
+            )
+        except RequestError as error:
+            await self._abort(context, error)
         return pb.GenerateResponse(
             sequences=[pb.GeneratedSequence(text=t, score=s) for t, s in result.sequences],
             model=pb.ModelInfo(name=result.model_name, version=result.model_version),
@@ -114,10 +177,26 @@ class CorrectorService(pb_grpc.CorrectorServicer):
         )
 
 
+def _handlers(service: CorrectorService) -> grpc.GenericRpcHandler:
+    methods = {
+        "Correct": grpc.unary_unary_rpc_method_handler(
+            service.Correct,
+            request_deserializer=_lenient(pb.CorrectRequest),
+            response_serializer=pb.CorrectResponse.SerializeToString,
+        ),
+        "Generate": grpc.unary_unary_rpc_method_handler(
+            service.Generate,
+            request_deserializer=_lenient(pb.GenerateRequest),
+            response_serializer=pb.GenerateResponse.SerializeToString,
+        ),
+    }
+    return grpc.method_handlers_generic_handler(SERVICE_NAME, methods)
+
+
 def create_grpc_server(pipeline: Pipeline, address: str) -> tuple[grpc.aio.Server, health.HealthServicer, int]:
     """A grpc.aio server with the Corrector, health and reflection services bound to ``address``."""
     server = grpc.aio.server()
-    pb_grpc.add_CorrectorServicer_to_server(CorrectorService(pipeline), server)
+    server.add_generic_rpc_handlers((_handlers(CorrectorService(pipeline)),))
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in (SERVICE_NAME, ""):

@@ -1,10 +1,17 @@
-"""HTTP request and response models (pydantic), with the examples shown at ``/docs``."""
+"""Request and response models (pydantic), with the examples shown at ``/docs``.
+
+Both APIs validate through these models (gRPC messages are turned into them first), so a limit
+is stated once, here, and holds on every path. Limits that depend on the model (the longest
+generation) are filled in from it by ``generate_body``.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+
+from service.engine.decoding.sampling import MAX_TEMPERATURE, MIN_TEMPERATURE
 
 CORRECT_EXAMPLE = {
     "text": "She go to school every days. Their going home.",
@@ -16,8 +23,12 @@ CORRECT_EXAMPLE = {
 
 class Options(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    backend: Literal["accelerated", "autoregressive"] | None = Field(
-        None, description="decoding backend; null = the configured default (or the experiment's choice)"
+    backend: str | None = Field(
+        None,
+        max_length=64,
+        description="the arm to serve this request (a backend: accelerated, autoregressive, beam, relaxed; or the"
+        " running experiment's arm); null = the experiment's assignment, else the default backend. Also settable"
+        " with the X-Gecserve-Arm header. Unknown names get 400.",
     )
     alternatives: int = Field(0, ge=0, le=5, description="alternatives per edit from beam-search n-best")
 
@@ -64,9 +75,11 @@ class ModelInfo(BaseModel):
 
 
 class TimingsMs(BaseModel):
-    queue: float
     preprocess: float
+    cache: float
+    queue: float
     inference: float
+    postprocess: float
     total: float
 
 
@@ -82,7 +95,9 @@ class CorrectResponse(BaseModel):
     edits: list[EditModel] | None = None
     results: list[CorrectionModel] | None = None
     model: ModelInfo
-    backend: Literal["accelerated", "autoregressive"]
+    arm: str = Field(description="the arm that served the request (also the X-Gecserve-Arm response header)")
+    backend: str = Field(description="the decoding that arm runs")
+    experiment: str | None = Field(None, description="the experiment that assigned the request, if one did")
     timings_ms: TimingsMs
 
 
@@ -99,11 +114,39 @@ class GenerateBody(BaseModel):
     num_return_sequences: int = Field(1, ge=1, le=8)
     strategy: Literal["beam", "sample"] = "beam"
     num_beams: int = Field(4, ge=1, le=16)
-    temperature: float = Field(1.0, ge=0.0, le=10.0)
-    top_k: int = Field(0, ge=0, description="0 = no top-k filter")
-    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    temperature: float = Field(
+        1.0,
+        ge=0.0,
+        le=MAX_TEMPERATURE,
+        allow_inf_nan=False,
+        description=f"sampling temperature: 0 (greedy) or {MIN_TEMPERATURE:g}..{MAX_TEMPERATURE:g}",
+    )
+    top_k: int = Field(0, ge=0, le=1_000_000, description="0 = no top-k filter")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, allow_inf_nan=False)
     seed: int | None = Field(None, ge=0, le=2**63 - 1, description="same seed and text -> same samples")
-    max_new_tokens: int | None = Field(None, ge=1, le=1024)
+    max_new_tokens: int | None = Field(None, ge=1, description="tokens to generate per sentence, </s> included")
+
+    @field_validator("temperature")
+    @classmethod
+    def _greedy_or_warm_enough(cls, value: float) -> float:
+        if 0.0 < value < MIN_TEMPERATURE:
+            raise ValueError(f"temperature must be 0 (greedy) or at least {MIN_TEMPERATURE:g}")
+        return value
+
+    @model_validator(mode="after")
+    def _enough_beams(self) -> GenerateBody:
+        if self.strategy == "beam" and self.num_beams < self.num_return_sequences:
+            raise ValueError("num_beams must be at least num_return_sequences")
+        return self
+
+
+def generate_body(max_new_tokens: int) -> type[GenerateBody]:
+    """``GenerateBody`` with the served model's longest generation as the limit of ``max_new_tokens``."""
+    field: Any = (
+        int | None,
+        Field(None, ge=1, le=max_new_tokens, description="tokens to generate per sentence, </s> included"),
+    )
+    return create_model("GenerateBody", __base__=GenerateBody, max_new_tokens=field)
 
 
 class SequenceModel(BaseModel):
@@ -118,7 +161,7 @@ class GenerateResponse(BaseModel):
 
 
 class ErrorModel(BaseModel):
-    reason: str
+    reason: str = Field(description="short code: invalid, unknown_arm, too_large, overloaded, deadline, ...")
     message: str
 
 

@@ -1,10 +1,12 @@
 """``gecserve serve``: HTTP (FastAPI on uvicorn) and gRPC (grpc.aio) in one process, one pipeline.
 
-    gecserve serve [--model DIR] [--http-port 8000] [--grpc-port 50051]   (other settings: GECSERVE_*)
+    gecserve serve [--model DIR] [--http-port 8000] [--grpc-port 50051] [--experiment FILE] [--redis URL]
+    (other settings: GECSERVE_*)
 
 Both servers listen at once; ``/healthz`` answers at once, ``/readyz`` and gRPC health turn
 ready only after the model is loaded and every arm is warmed up. SIGTERM or SIGINT: readiness
-turns off, the servers stop accepting, in-flight requests finish, queued jobs drain.
+turns off, the servers stop accepting, in-flight requests finish, queued jobs drain. A bad
+experiment file stops start-up with a message naming the field (exit status 2).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import argparse
 import asyncio
 import logging
 import signal
+import sys
 from pathlib import Path
 
 import uvicorn
@@ -21,6 +24,7 @@ from grpc_health.v1 import health_pb2
 from service.api.grpc_service import SERVICE_NAME, create_grpc_server
 from service.api.http import create_app
 from service.config import Settings
+from service.experiments.definition import ExperimentFileError, load_experiment
 from service.observability.logging import configure_logging
 from service.pipeline.pipeline import Pipeline
 
@@ -94,13 +98,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, default=None, help="model folder (GECSERVE_MODEL_PATH)")
     parser.add_argument("--http-port", type=int, default=None, help="GECSERVE_HTTP_PORT")
     parser.add_argument("--grpc-port", type=int, default=None, help="GECSERVE_GRPC_PORT (-1: no gRPC)")
+    parser.add_argument("--experiment", type=Path, default=None, help="experiment file, YAML (GECSERVE_EXPERIMENT)")
+    parser.add_argument("--redis", default=None, help="Redis URL shared by replicas (GECSERVE_REDIS_URL)")
     args = parser.parse_args(argv)
-    overrides = {
-        k: v
-        for k, v in (("model_path", args.model), ("http_port", args.http_port), ("grpc_port", args.grpc_port))
-        if v is not None
-    }
-    settings = Settings(**overrides)
+    given = (
+        ("model_path", args.model),
+        ("http_port", args.http_port),
+        ("grpc_port", args.grpc_port),
+        ("experiment", args.experiment),
+        ("redis_url", args.redis),
+    )
+    settings = Settings(**{k: v for k, v in given if v is not None})
     configure_logging(settings.log_level)
+    if settings.experiment is not None:
+        try:
+            load_experiment(settings.experiment)
+        except ExperimentFileError as error:
+            log.error("bad experiment file", extra={"error": str(error)})
+            print(f"gecserve serve: bad experiment file: {error}", file=sys.stderr)
+            return 2
     asyncio.run(serve(settings))
     return 0

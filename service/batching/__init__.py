@@ -9,8 +9,10 @@ from service.batching.batcher import (
     BatcherStoppedError,
     BatchingError,
     DeadlineExceededError,
+    EvictedError,
     NullHooks,
     QueueFullError,
+    WouldMissDeadlineError,
 )
 from service.batching.job import Job, Priority, deadline_in
 from service.batching.local import LocalBatcher, Runner
@@ -23,6 +25,7 @@ __all__ = [
     "BatcherStoppedError",
     "BatchingError",
     "DeadlineExceededError",
+    "EvictedError",
     "Job",
     "LocalBatcher",
     "NullHooks",
@@ -30,6 +33,7 @@ __all__ = [
     "QueueFullError",
     "Runner",
     "Selection",
+    "WouldMissDeadlineError",
     "deadline_in",
     "select_batch",
 ]

@@ -7,10 +7,10 @@ Streams transport share this interface, the policy in ``policy.py``, and the hoo
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from service.batching.admission import retry_after_header
 from service.batching.job import Job
 
 __all__ = [
@@ -19,8 +19,10 @@ __all__ = [
     "BatcherStoppedError",
     "BatchingError",
     "DeadlineExceededError",
+    "EvictedError",
     "NullHooks",
     "QueueFullError",
+    "WouldMissDeadlineError",
 ]
 
 
@@ -29,22 +31,33 @@ class BatchingError(Exception):
 
 
 class QueueFullError(BatchingError):
-    """The queue is at its bound: answer 503 with ``Retry-After: retry_after_header``.
+    """The queue cannot take the jobs: answer 503 with ``Retry-After: retry_after_header``.
 
-    ``retry_after`` (seconds) estimates when the queue will have drained, from the current
-    depth and the throughput of the last seconds.
+    ``retry_after`` (seconds) estimates when the work queued now will have drained.
     """
 
-    def __init__(self, depth: int, retry_after: float, name: str = "") -> None:
+    reason = "queue_full"
+
+    def __init__(self, depth: int, retry_after: float, name: str = "", detail: str = "") -> None:
         self.depth = depth
         self.retry_after = retry_after
         self.name = name
-        super().__init__(f"queue {name!r} is full ({depth} jobs queued); retry after {retry_after:.1f} s")
+        super().__init__(detail or f"queue {name!r} is full ({depth} jobs queued); retry after {retry_after:.1f} s")
 
     @property
     def retry_after_header(self) -> str:
-        """Whole seconds for the HTTP ``Retry-After`` header (at least 1)."""
-        return str(max(1, math.ceil(self.retry_after)))
+        """Whole seconds for the HTTP ``Retry-After`` header, within [1, 60]."""
+        return retry_after_header(self.retry_after)
+
+
+class WouldMissDeadlineError(QueueFullError):
+    """The work queued ahead would keep the jobs waiting past their deadline: refused at once."""
+
+    reason = "wait"
+
+
+class EvictedError(BatchingError):
+    """A queued shadow job made room for served work; it never ran."""
 
 
 class DeadlineExceededError(BatchingError):
@@ -75,7 +88,9 @@ class BatcherHooks(Protocol):
         """A batch's runner call took ``seconds`` (whether it succeeded or raised)."""
 
     def on_reject(self, name: str, reason: str) -> None:
-        """A job was refused or dropped unrun: ``queue_full``, ``deadline``, ``stopped`` or ``cancelled``."""
+        """A job was refused or dropped: ``queue_full``, ``wait`` (it would miss its deadline),
+        ``deadline``, ``stopped``, ``cancelled``, ``evicted`` (a shadow job made room) or
+        ``abandoned`` (the runner stopped decoding it: every caller in its batch was past its deadline)."""
 
     def on_error(self, name: str, reason: str) -> None:
         """A batch failed: ``runner`` (the runner raised) or ``result_count`` (wrong length)."""

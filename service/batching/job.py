@@ -24,6 +24,7 @@ class Priority(IntEnum):
 
     INTERACTIVE = 0  # a person is waiting (an editor as they type)
     BULK = 1  # batch jobs, document re-checks: throughput over latency
+    SHADOW = 2  # an experiment's comparison run after the response: only on idle capacity, dropped first
 
 
 def _new_id() -> str:

@@ -17,16 +17,26 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from service.batching.admission import ServiceRate
 from service.batching.batcher import (
     BatcherHooks,
     BatcherStoppedError,
     DeadlineExceededError,
+    EvictedError,
     NullHooks,
     QueueFullError,
+    WouldMissDeadlineError,
 )
-from service.batching.job import Job
-from service.batching.policy import BatchPolicy, batch_ready, padded_tokens, ready_at, select_batch, split_expired
-from service.batching.throughput import ThroughputMeter, suggest_retry_after
+from service.batching.job import Job, Priority
+from service.batching.policy import (
+    BatchPolicy,
+    batch_ready,
+    effective_class,
+    padded_tokens,
+    ready_at,
+    select_batch,
+    split_expired,
+)
 
 __all__ = ["LocalBatcher", "Runner"]
 
@@ -70,12 +80,16 @@ class LocalBatcher:
         self._pending: list[Job] = []
         self._entries: dict[Job, _Entry] = {}
         self._in_flight = 0
+        self._in_flight_tokens = 0
         self._state = "new"  # new -> running -> stopping -> stopped
         self._draining = False
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._executors: list[ThreadPoolExecutor] = []
-        self._meter = ThroughputMeter()
+        # Per worker: when its last batch ended, if work was waiting then (the gap to its next
+        # batch is then part of the cost of serving a backlog: event-loop time, hand-offs).
+        self._backlog_since: dict[int, float] = {}
+        self.rate = ServiceRate()
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- public surface ---------------------------------------------------------------------
@@ -92,9 +106,14 @@ class LocalBatcher:
     def running(self) -> bool:
         return self._state == "running"
 
-    def throughput(self) -> float:
-        """Jobs completed per second over the last seconds."""
-        return self._meter.rate()
+    def estimated_wait(self, tokens: int = 0, priority: Priority = Priority.INTERACTIVE) -> float:
+        """Seconds before ``tokens`` more tokens of work at ``priority`` would be done (0 until a batch is measured)."""
+        if not self.rate.measured:
+            return 0.0
+        now = time.monotonic()
+        rank = int(priority)
+        ahead = sum(job.length for job in self._pending if effective_class(job, now, self.policy) <= rank)
+        return self.rate.seconds_for(ahead + self._in_flight_tokens / 2 + tokens, self.workers)
 
     def start(self) -> None:
         if self._state != "new":
@@ -129,7 +148,12 @@ class LocalBatcher:
 
     def _admit(self, jobs: Sequence[Job]) -> list[_Entry]:
         """Check and enqueue ``jobs`` without yielding to the event loop: all of them or none, so
-        concurrent requests cannot overfill the queue between the check and the enqueueing."""
+        concurrent requests cannot overfill the queue between the check and the enqueueing.
+
+        Refused: past the bound (``QueueFullError``; served work first evicts queued shadow
+        jobs), or when the work ahead would take more than ``policy.admit_within`` of the time
+        left before their deadline (``WouldMissDeadlineError``). Shadow jobs only enter a queue
+        that holds nothing else."""
         if self._state != "running" or self._loop is None:
             self._hook("on_reject", "stopped")
             raise BatcherStoppedError(f"batcher {self.name!r} is not running")
@@ -140,14 +164,42 @@ class LocalBatcher:
             if job.expired(now):
                 self._hook("on_reject", "deadline")
                 raise DeadlineExceededError(f"job {job.id} expired before it was queued")
-        if len(self._pending) + len(jobs) > self.policy.max_queue:
-            self._hook("on_reject", "queue_full")
-            depth = len(self._pending)
-            retry = suggest_retry_after(depth + self._in_flight + len(jobs), self._meter.rate())
-            raise QueueFullError(depth, retry, self.name)
+        shadow = all(job.priority == Priority.SHADOW for job in jobs)
+        if shadow:
+            busy = any(job.priority != Priority.SHADOW for job in self._pending)
+            if busy or len(self._pending) + len(jobs) > self.policy.shadow_capacity:
+                raise self._refuse(QueueFullError, jobs, "shadow work waits for an idle queue")
+        elif len(self._pending) + len(jobs) > self.policy.max_queue:
+            self._evict_shadow(len(self._pending) + len(jobs) - self.policy.max_queue)
+            if len(self._pending) + len(jobs) > self.policy.max_queue:
+                raise self._refuse(QueueFullError, jobs)
+        deadlines = [job.deadline for job in jobs if job.deadline is not None]
+        if deadlines and not shadow and self.policy.admit_within > 0:
+            priority = min(job.priority for job in jobs)
+            wait = self.estimated_wait(sum(job.length for job in jobs), priority)
+            if wait > (min(deadlines) - now) * self.policy.admit_within:
+                raise self._refuse(
+                    WouldMissDeadlineError,
+                    jobs,
+                    f"queue {self.name!r} needs about {wait:.2f} s for this work, past its deadline",
+                )
         entries = [self._enqueue(job, now) for job in jobs]
         self._changed()
         return entries
+
+    def _refuse(self, error: type[QueueFullError], jobs: Sequence[Job], detail: str = "") -> QueueFullError:
+        self._hook("on_reject", error.reason)
+        backlog = sum(job.length for job in self._pending) + self._in_flight_tokens
+        retry = self.rate.seconds_for(backlog, self.workers) if self.rate.measured else 2.0
+        return error(len(self._pending), retry, self.name, detail)
+
+    def _evict_shadow(self, count: int) -> None:
+        """Drop up to ``count`` queued shadow jobs, newest first, to make room for served work."""
+        for job in sorted(
+            (job for job in self._pending if job.priority == Priority.SHADOW), key=lambda job: job.age_key
+        )[::-1][:count]:
+            self._remove_pending(job)
+            self._fail(job, EvictedError(f"shadow job {job.id} made room for served work"), "evicted")
 
     def _enqueue(self, job: Job, now: float) -> _Entry:
         assert self._loop is not None
@@ -256,10 +308,13 @@ class LocalBatcher:
                 if entry.timer is not None:
                     entry.timer.cancel()
             self._hook("on_queue_wait", taken - job.enqueued_at)
+        tokens = sum(job.length for job in batch)
         self._in_flight += len(batch)
+        self._in_flight_tokens += tokens
         self._changed(wake=False)
         self._hook("on_batch", len(batch), padded_tokens(batch))
         started = time.perf_counter()
+        gap = started - self._backlog_since.pop(index, started)
         try:
             results = list(await self._loop.run_in_executor(executor, self._runner, index, batch))
         except asyncio.CancelledError:
@@ -271,7 +326,13 @@ class LocalBatcher:
             log.warning("batcher %s: runner failed on a batch of %d: %r", self.name, len(batch), exc)
             self._settle(batch, error=exc)
         else:
-            self._hook("on_inference", time.perf_counter() - started, len(batch))
+            elapsed = time.perf_counter() - started
+            self._hook("on_inference", elapsed, len(batch))
+            abandoned = sum(isinstance(result, DeadlineExceededError) for result in results)
+            for _ in range(abandoned):  # the runner gave up on them: every caller was past its deadline
+                self._hook("on_reject", "abandoned")
+            if not abandoned:
+                self.rate.record(elapsed + gap, tokens)
             if len(results) != len(batch):
                 self._hook("on_error", "result_count")
                 self._settle(batch, error=RuntimeError(f"runner returned {len(results)} results for {len(batch)} jobs"))
@@ -279,7 +340,9 @@ class LocalBatcher:
                 self._settle(batch, results=results)
         finally:
             self._in_flight -= len(batch)
-            self._meter.record(len(batch))
+            self._in_flight_tokens -= tokens
+            if self._pending:
+                self._backlog_since[index] = time.perf_counter()
             self._changed(wake=False)
 
     # -- bookkeeping ------------------------------------------------------------------------

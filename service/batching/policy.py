@@ -5,13 +5,16 @@ A batch is chosen as follows:
 
 1. jobs past their deadline are removed and reported as expired, never batched;
 2. each live job gets an effective class: its priority, except that a bulk job that has waited
-   ``promote_after_ms`` counts as interactive (so bulk work is never starved forever);
+   ``promote_after_ms`` counts as interactive (so bulk work is never starved forever); shadow
+   jobs are never promoted;
 3. the anchor is the oldest job of the best class present: it is always in the batch, even
    when it alone exceeds the token budget (it then goes alone);
-4. the batch is filled class by class (best first; lower classes only if ``fill_with_bulk``),
-   within a class by closeness of length to the anchor (when ``group_by_length``, else
-   oldest first), adding every job that keeps both budgets: at most ``max_batch_size`` rows
-   and at most ``max_batch_tokens`` padded tokens (rows x longest row).
+4. the batch is filled class by class (best first; bulk only if ``fill_with_bulk``; shadow
+   jobs never join a batch of served work), within a class by closeness of length to the
+   anchor (when ``group_by_length``, else oldest first), adding every job that keeps both
+   budgets: at most ``max_batch_size`` rows (``shadow_batch_size`` for a shadow batch, so that
+   served work arriving meanwhile waits for a short batch only) and at most
+   ``max_batch_tokens`` padded tokens (rows x longest row).
 
 The result is maximal: every live job left out of the batch either would break a budget if
 added, or belongs to a class the policy does not mix in.
@@ -47,7 +50,13 @@ class BatchPolicy:
     interactive (None: strict priority, bulk may starve under sustained interactive load).
     ``dispatch_when_idle``: when no batch of this queue is running, take what is queued at once
     instead of waiting for it to fill (waiting cannot beat an idle worker); under load, jobs
-    gather while the workers are busy and ``max_wait_ms`` bounds the rest.
+    gather while the workers are busy and ``max_wait_ms`` bounds the rest. Shadow jobs are
+    admitted only while the queue holds nothing else and fewer than ``shadow_queue_share`` of
+    ``max_queue`` jobs; served work evicts them when it needs their room. ``admit_within``: the
+    share of the time left before a job's deadline that the work queued ahead of it may be
+    estimated to take; the rest is headroom for what the estimate cannot see (a burst of requests
+    slows decoding down while it is being admitted, and answers still need assembling); 0 turns
+    this refusal off (the bound and the deadlines still hold).
     """
 
     max_batch_size: int = 32
@@ -58,6 +67,9 @@ class BatchPolicy:
     fill_with_bulk: bool = True
     promote_after_ms: float | None = 2000.0
     dispatch_when_idle: bool = True
+    shadow_batch_size: int = 4
+    shadow_queue_share: float = 0.25
+    admit_within: float = 0.5
 
     def __post_init__(self) -> None:
         if self.max_batch_size < 1:
@@ -70,6 +82,15 @@ class BatchPolicy:
             raise ValueError("max_queue must be at least 1")
         if self.promote_after_ms is not None and self.promote_after_ms < 0:
             raise ValueError("promote_after_ms must not be negative")
+        if self.shadow_batch_size < 1 or not 0 < self.shadow_queue_share <= 1:
+            raise ValueError("need shadow_batch_size >= 1 and 0 < shadow_queue_share <= 1")
+        if not 0 <= self.admit_within <= 1:
+            raise ValueError("admit_within must be in [0, 1]")
+
+    @property
+    def shadow_capacity(self) -> int:
+        """Most shadow jobs the queue holds."""
+        return max(1, int(self.max_queue * self.shadow_queue_share))
 
     @property
     def max_wait_s(self) -> float:
@@ -97,8 +118,8 @@ def fits(jobs: Sequence[Job], policy: BatchPolicy) -> bool:
 
 def effective_class(job: Job, now: float, policy: BatchPolicy) -> int:
     """The priority a job competes with now: bulk jobs are promoted once they are old enough."""
-    if job.priority == Priority.INTERACTIVE:
-        return int(Priority.INTERACTIVE)
+    if job.priority in (Priority.INTERACTIVE, Priority.SHADOW):
+        return int(job.priority)
     if policy.promote_after_ms is not None and now - job.enqueued_at >= policy.promote_after_ms / 1000.0:
         return int(Priority.INTERACTIVE)
     return int(job.priority)
@@ -150,15 +171,17 @@ def select_batch(pending: Sequence[Job], now: float, policy: BatchPolicy) -> Sel
     chosen: list[Job] = [anchor]
     chosen_ids = {id(anchor)}
     longest = anchor.length
-    for cls in order if policy.fill_with_bulk else order[:1]:
-        if len(chosen) >= policy.max_batch_size:
+    rows = policy.shadow_batch_size if order[0] == Priority.SHADOW else policy.max_batch_size
+    mixed = [cls for cls in order[1:] if cls == Priority.BULK and policy.fill_with_bulk]
+    for cls in [order[0], *mixed]:
+        if len(chosen) >= rows:
             break
         if policy.group_by_length:
             candidates = sorted(classes[cls], key=lambda job: (abs(job.length - anchor.length), job.age_key))
         else:
             candidates = sorted(classes[cls], key=lambda job: job.age_key)
         for job in candidates:
-            if len(chosen) >= policy.max_batch_size:
+            if len(chosen) >= rows:
                 break
             if id(job) in chosen_ids:
                 continue

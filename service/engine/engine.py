@@ -10,20 +10,25 @@ from service.engine.decoding.beam import beam, check_beam_params
 from service.engine.decoding.greedy import greedy
 from service.engine.decoding.sampling import check_sampling_params, sample
 from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis
-from service.engine.model import InputTooLongError, Seq2SeqModel
+from service.engine.model import DecodingStoppedError, InputTooLongError, Seq2SeqModel, StopCheck
 from service.engine.sessions import SessionSettings
 
-Strategy = Callable[[Seq2SeqModel, Sequence[Sequence[int]], DecodeParams], list[DecodeResult]]
+Strategy = Callable[[Seq2SeqModel, Sequence[Sequence[int]], DecodeParams, StopCheck | None], list[DecodeResult]]
 
 STRATEGIES: dict[str, Strategy] = {"greedy": greedy, "aggressive": aggressive, "beam": beam, "sample": sample}
 # Parameter checks run before any work, so bad settings fail even when every source is empty.
 CHECKS: dict[str, Callable[[DecodeParams], None]] = {"beam": check_beam_params, "sample": check_sampling_params}
 
-__all__ = ["STRATEGIES", "DecodeParams", "DecodeResult", "Engine", "Hypothesis", "InputTooLongError"]
-
-
-def register(name: str, strategy: Strategy) -> None:
-    STRATEGIES[name] = strategy
+__all__ = [
+    "STRATEGIES",
+    "DecodeParams",
+    "DecodeResult",
+    "DecodingStoppedError",
+    "Engine",
+    "Hypothesis",
+    "InputTooLongError",
+    "StopCheck",
+]
 
 
 class Engine:
@@ -49,8 +54,14 @@ class Engine:
         return self.manifest.max_source_content
 
     def generate(
-        self, sources: Sequence[Sequence[int]], strategy: str = "aggressive", params: DecodeParams | None = None
+        self,
+        sources: Sequence[Sequence[int]],
+        strategy: str = "aggressive",
+        params: DecodeParams | None = None,
+        stop: StopCheck | None = None,
     ) -> list[DecodeResult]:
+        """Decode ``sources``; ``stop`` is asked before every decoder pass and abandons the batch
+        (``DecodingStoppedError``) when it returns True."""
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; known: {', '.join(sorted(STRATEGIES))}")
         params = params or DecodeParams()
@@ -63,7 +74,7 @@ class Engine:
         results: list[DecodeResult] = [DecodeResult(tokens=[], hypotheses=[Hypothesis([], 0.0)]) for _ in sources]
         work = [i for i, s in enumerate(sources) if len(s) > 0]
         if work:
-            decoded = STRATEGIES[strategy](self.model, [list(sources[i]) for i in work], params)
+            decoded = STRATEGIES[strategy](self.model, [list(sources[i]) for i in work], params, stop)
             for i, result in zip(work, decoded, strict=True):
                 results[i] = result
         return results

@@ -6,7 +6,7 @@ against: feed T >= 1 new tokens per row, get logits, then roll rows back, drop o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +17,16 @@ from service.engine.manifest import ModelManifest
 from service.engine.sessions import SessionSettings, create_session
 from service.engine.tokenization import TextCodec
 
+StopCheck = Callable[[], bool]
+"""Asked before every decoder pass: True abandons the batch (its callers are past their deadlines)."""
+
 
 class InputTooLongError(ValueError):
     """A source is longer than the model's maximum; the caller must split it first."""
+
+
+class DecodingStoppedError(RuntimeError):
+    """The batch was abandoned between decoder passes because its ``StopCheck`` said so."""
 
 
 class Seq2SeqModel:
@@ -69,17 +76,22 @@ class Seq2SeqModel:
         (cross_kv,) = self.encoder.run(None, {"input_ids": ids, "attention_mask": mask})
         return cross_kv, mask
 
-    def start(self, sources: Sequence[Sequence[int]]) -> DecoderState:
-        """Encode ``sources`` and return an empty decoder state over them."""
+    def start(self, sources: Sequence[Sequence[int]], stop: StopCheck | None = None) -> DecoderState:
+        """Encode ``sources`` and return an empty decoder state over them; ``stop`` is asked before each pass."""
+        if stop is not None and stop():
+            raise DecodingStoppedError("stopped before encoding")
         cross_kv, mask = self.encode(sources)
-        return DecoderState(self, cross_kv, mask)
+        return DecoderState(self, cross_kv, mask, stop)
 
 
 class DecoderState:
     """The decoding state of a batch: cross-attention inputs and a per-row KV cache."""
 
-    def __init__(self, model: Seq2SeqModel, cross_kv: np.ndarray, encoder_mask: np.ndarray) -> None:
+    def __init__(
+        self, model: Seq2SeqModel, cross_kv: np.ndarray, encoder_mask: np.ndarray, stop: StopCheck | None = None
+    ) -> None:
         m = model.manifest
+        self.stop = stop
         self.session = model.decoder
         self.cross_kv = cross_kv
         self.encoder_mask = encoder_mask
@@ -102,8 +114,11 @@ class DecoderState:
     def step(self, tokens: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
         """Feed ``tokens [B,T]``; row b's first ``counts[b]`` tokens are real (rest padding).
 
-        Returns ``logits [B,T,V]``; the real tokens' keys/values join the cache.
+        Returns ``logits [B,T,V]``; the real tokens' keys/values join the cache. Raises
+        ``DecodingStoppedError`` instead when the state's ``stop`` check says so.
         """
+        if self.stop is not None and self.stop():
+            raise DecodingStoppedError(f"stopped after {self.passes} decoder passes")
         batch, width = tokens.shape
         if counts is None:
             counts = np.full(batch, width, dtype=np.int64)

@@ -1,4 +1,4 @@
-"""Batcher hooks that record into ``Metrics`` and ``RollingStats`` (the batcher's name is the backend label)."""
+"""Batcher hooks that record into ``Metrics`` and ``RollingStats`` (the batcher's name is the queue label)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ class MetricsHooks:
         self.metrics.set_queue(name, depth, in_flight)
 
     def on_queue_wait(self, name: str, seconds: float) -> None:
-        self.metrics.observe_stage("queue_wait", name, seconds)
+        self.metrics.observe_queue_wait(name, seconds)
 
     def on_batch(self, name: str, size: int, padded_tokens: int) -> None:
         self.metrics.observe_batch(name, size, padded_tokens)
@@ -27,10 +27,10 @@ class MetricsHooks:
             self.stats.record_batch(name, size)
 
     def on_inference(self, name: str, seconds: float, size: int) -> None:
-        self.metrics.observe_stage("inference", name, seconds)
+        self.metrics.observe_batch_duration(name, seconds)
 
     def on_reject(self, name: str, reason: str) -> None:
-        self.metrics.reject(reason, name)
+        self.metrics.drop_jobs(name, reason)
 
     def on_error(self, name: str, reason: str) -> None:
-        self.metrics.error(reason, name)
+        self.metrics.batch_error(name, reason)

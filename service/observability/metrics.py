@@ -1,8 +1,11 @@
 """Prometheus metrics of the service, in a registry of their own.
 
-Every stage is a histogram labelled by backend (the arm), so p50/p95/p99 per arm, per stage
-and per route come from the same data. Each ``Metrics`` owns a ``CollectorRegistry`` (not the
-process-global one), so tests and several services in one process do not collide.
+Two families of labels. Request metrics carry ``experiment`` (the running experiment's name for
+requests it assigned, ``none`` otherwise) and ``arm`` (what served the request), so p50/p95/p99
+per arm and per stage come from the same data (``histogram_quantile`` in Prometheus, the
+dashboards in ``deploy/grafana/``). Queue metrics carry ``queue``: the auto-batching queue a job
+ran in (one per decoding). Each ``Metrics`` owns a ``CollectorRegistry`` (not the process-global
+one), so tests and several services in one process do not collide.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, choose_encoder, generate_latest
 
-__all__ = ["LATENCY_BUCKETS", "STAGES", "Metrics", "log_buckets"]
+__all__ = ["LATENCY_BUCKETS", "NO_EXPERIMENT", "REQUEST_STAGES", "Metrics", "log_buckets"]
 
-STAGES = ("preprocess", "cache", "queue_wait", "inference", "postprocess")
+NO_EXPERIMENT = "none"
+REQUEST_STAGES = ("preprocess", "cache", "queue", "inference", "postprocess")
 
 
 def log_buckets(low: float, high: float, count: int) -> tuple[float, ...]:
@@ -32,6 +36,7 @@ BATCH_SIZE_BUCKETS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 25
 BATCH_TOKEN_BUCKETS = tuple(float(2**i) for i in range(3, 17))  # 8 .. 65536
 PASSES_BUCKETS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256)
 ACCEPTED_BUCKETS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64, 96, 128, 256)
+EDIT_BUCKETS = (0, 1, 2, 3, 4, 6, 8, 12, 16)
 
 
 class Metrics:
@@ -42,66 +47,49 @@ class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None, namespace: str = "gecserve") -> None:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         r, ns = self.registry, namespace
+        arm = ["experiment", "arm"]
+        # -- requests ------------------------------------------------------------------------
         self.request_seconds = Histogram(
             "request_duration_seconds",
-            "End-to-end request latency.",
-            ["route", "backend", "status"],
+            "End-to-end request latency, by API, route, experiment, arm and outcome (ok or the error reason).",
+            ["api", "route", *arm, "outcome"],
             namespace=ns,
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
         self.stage_seconds = Histogram(
             "stage_duration_seconds",
-            "Duration of one pipeline stage (queue_wait per job, inference per batch).",
-            ["stage", "backend"],
+            "Time a successful request spent in one stage (preprocess, cache, queue, inference, postprocess).",
+            ["stage", *arm],
             namespace=ns,
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
-        self.batch_size = Histogram(
-            "batch_size",
-            "Sentences per decoded batch.",
-            ["backend"],
-            namespace=ns,
-            buckets=BATCH_SIZE_BUCKETS,
-            registry=r,
+        self.sentences = Counter("sentences", "Sentences of successful requests.", arm, namespace=ns, registry=r)
+        self.edits = Histogram(
+            "edits_per_sentence", "Edits returned per sentence.", arm, namespace=ns, buckets=EDIT_BUCKETS, registry=r
         )
-        self.batch_tokens = Histogram(
-            "batch_tokens",
-            "Padded source tokens per decoded batch (rows x longest).",
-            ["backend"],
-            namespace=ns,
-            buckets=BATCH_TOKEN_BUCKETS,
-            registry=r,
-        )
-        self.decoder_passes = Histogram(
-            "decoder_passes_per_sentence",
-            "Decoder passes one sentence took part in.",
-            ["backend"],
-            namespace=ns,
-            buckets=PASSES_BUCKETS,
-            registry=r,
-        )
-        self.tokens_per_pass = Histogram(
-            "tokens_accepted_per_pass",
-            "Tokens gained by one sentence in one decoder pass.",
-            ["backend"],
-            namespace=ns,
-            buckets=ACCEPTED_BUCKETS,
-            registry=r,
-        )
-        self.cache_hits = Counter("cache_hits", "Sentence cache hits.", namespace=ns, registry=r)
-        self.cache_misses = Counter("cache_misses", "Sentence cache misses.", namespace=ns, registry=r)
-        self.rejections = Counter(
-            "rejections",
-            "Requests or jobs refused (queue_full, deadline, ...).",
-            ["reason", "backend"],
+        self.assignments = Counter(
+            "assignments",
+            "Requests routed to an arm, by how: sticky (user key), random (no key), override, default.",
+            [*arm, "kind"],
             namespace=ns,
             registry=r,
         )
-        self.errors = Counter("errors", "Failures by reason.", ["reason", "backend"], namespace=ns, registry=r)
-        self.queue_depth = Gauge("queue_depth", "Jobs queued, not yet decoding.", ["backend"], namespace=ns, registry=r)
-        self.in_flight = Gauge("in_flight", "Jobs in batches being decoded.", ["backend"], namespace=ns, registry=r)
+        self.shadow_sentences = Counter(
+            "shadow_sentences",
+            "Sentences a shadow arm also decoded, by whether its output equals the served one.",
+            ["experiment", "served", "shadow", "result"],
+            namespace=ns,
+            registry=r,
+        )
+        self.shadow_dropped = Counter(
+            "shadow_dropped",
+            "Shadow requests dropped (the queue was busy, or they were evicted for served work).",
+            ["experiment", "reason"],
+            namespace=ns,
+            registry=r,
+        )
         self.requests_in_progress = Gauge(
             "requests_in_progress",
             "Requests being served (admitted, not yet answered).",
@@ -109,45 +97,143 @@ class Metrics:
             namespace=ns,
             registry=r,
         )
+        # -- queues --------------------------------------------------------------------------
+        self.queue_wait = Histogram(
+            "queue_wait_seconds",
+            "Time a sentence job waited in its queue before its batch started.",
+            ["queue"],
+            namespace=ns,
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.batch_seconds = Histogram(
+            "batch_duration_seconds",
+            "Time the engine took for one batch.",
+            ["queue"],
+            namespace=ns,
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.batch_size = Histogram(
+            "batch_size",
+            "Sentences per decoded batch.",
+            ["queue"],
+            namespace=ns,
+            buckets=BATCH_SIZE_BUCKETS,
+            registry=r,
+        )
+        self.batch_tokens = Histogram(
+            "batch_tokens",
+            "Padded source tokens per decoded batch (rows x longest).",
+            ["queue"],
+            namespace=ns,
+            buckets=BATCH_TOKEN_BUCKETS,
+            registry=r,
+        )
+        self.decoder_passes = Histogram(
+            "decoder_passes_per_sentence",
+            "Decoder passes one sentence took part in.",
+            ["queue"],
+            namespace=ns,
+            buckets=PASSES_BUCKETS,
+            registry=r,
+        )
+        self.tokens_per_pass = Histogram(
+            "tokens_accepted_per_pass",
+            "Tokens gained by one sentence in one decoder pass.",
+            ["queue"],
+            namespace=ns,
+            buckets=ACCEPTED_BUCKETS,
+            registry=r,
+        )
+        self.jobs_dropped = Counter(
+            "jobs_dropped",
+            "Sentence jobs refused or dropped (queue_full, wait, deadline, stopped, cancelled, evicted, abandoned).",
+            ["queue", "reason"],
+            namespace=ns,
+            registry=r,
+        )
+        self.batch_errors = Counter(
+            "batch_errors", "Batches that failed, by reason.", ["queue", "reason"], namespace=ns, registry=r
+        )
+        self.queue_depth = Gauge("queue_depth", "Jobs queued, not yet decoding.", ["queue"], namespace=ns, registry=r)
+        self.in_flight = Gauge("in_flight", "Jobs in batches being decoded.", ["queue"], namespace=ns, registry=r)
+        # -- cache ---------------------------------------------------------------------------
+        self.cache_lookups = Counter(
+            "cache_lookups",
+            "Sentence cache lookups by level and result (hit or miss).",
+            ["level", "result"],
+            namespace=ns,
+            registry=r,
+        )
 
-    # -- observations -----------------------------------------------------------------------
+    # -- requests ---------------------------------------------------------------------------
 
     def in_progress(self, route: str) -> Any:
         """Context manager counting a request in ``requests_in_progress`` while it is served."""
         return self.requests_in_progress.labels(route).track_inprogress()
 
-    def observe_request(self, route: str, backend: str, status: int | str, seconds: float) -> None:
-        self.request_seconds.labels(route, backend, str(status)).observe(seconds)
+    def observe_request(self, api: str, route: str, experiment: str, arm: str, outcome: str, seconds: float) -> None:
+        self.request_seconds.labels(api, route, experiment, arm, outcome).observe(seconds)
 
-    def observe_stage(self, stage: str, backend: str, seconds: float) -> None:
-        self.stage_seconds.labels(stage, backend).observe(seconds)
+    def observe_stage(self, stage: str, experiment: str, arm: str, seconds: float) -> None:
+        self.stage_seconds.labels(stage, experiment, arm).observe(seconds)
 
-    def observe_batch(self, backend: str, size: int, padded_tokens: int) -> None:
-        self.batch_size.labels(backend).observe(size)
-        self.batch_tokens.labels(backend).observe(padded_tokens)
+    def observe_sentences(self, experiment: str, arm: str, sentences: int, edits_per_sentence: Iterable[int]) -> None:
+        """A successful request's sentences, and for a correction each one's number of edits."""
+        self.sentences.labels(experiment, arm).inc(sentences)
+        histogram = self.edits.labels(experiment, arm)
+        for count in edits_per_sentence:
+            histogram.observe(count)
 
-    def observe_decode(self, backend: str, passes: int, accepted: Iterable[int] = ()) -> None:
+    def assigned(self, experiment: str, arm: str, kind: str) -> None:
+        self.assignments.labels(experiment, arm, kind).inc()
+
+    def shadow_compared(self, experiment: str, served: str, shadow: str, agreed: int, disagreed: int) -> None:
+        if agreed:
+            self.shadow_sentences.labels(experiment, served, shadow, "agree").inc(agreed)
+        if disagreed:
+            self.shadow_sentences.labels(experiment, served, shadow, "disagree").inc(disagreed)
+
+    def shadow_drop(self, experiment: str, reason: str) -> None:
+        self.shadow_dropped.labels(experiment, reason).inc()
+
+    # -- queues -----------------------------------------------------------------------------
+
+    def observe_queue_wait(self, queue: str, seconds: float) -> None:
+        self.queue_wait.labels(queue).observe(seconds)
+
+    def observe_batch(self, queue: str, size: int, padded_tokens: int) -> None:
+        self.batch_size.labels(queue).observe(size)
+        self.batch_tokens.labels(queue).observe(padded_tokens)
+
+    def observe_batch_duration(self, queue: str, seconds: float) -> None:
+        self.batch_seconds.labels(queue).observe(seconds)
+
+    def observe_decode(self, queue: str, passes: int, accepted: Iterable[int] = ()) -> None:
         """One sentence's decoding: its pass count and the tokens it gained in each pass."""
-        self.decoder_passes.labels(backend).observe(passes)
-        per_pass = self.tokens_per_pass.labels(backend)
+        self.decoder_passes.labels(queue).observe(passes)
+        per_pass = self.tokens_per_pass.labels(queue)
         for tokens in accepted:
             per_pass.observe(tokens)
 
-    def cache_hit(self, count: int = 1) -> None:
-        self.cache_hits.inc(count)
+    def drop_jobs(self, queue: str, reason: str, count: int = 1) -> None:
+        self.jobs_dropped.labels(queue, reason).inc(count)
 
-    def cache_miss(self, count: int = 1) -> None:
-        self.cache_misses.inc(count)
+    def batch_error(self, queue: str, reason: str) -> None:
+        self.batch_errors.labels(queue, reason).inc()
 
-    def reject(self, reason: str, backend: str = "none") -> None:
-        self.rejections.labels(reason, backend).inc()
+    def set_queue(self, queue: str, depth: int, in_flight: int) -> None:
+        self.queue_depth.labels(queue).set(depth)
+        self.in_flight.labels(queue).set(in_flight)
 
-    def error(self, reason: str, backend: str = "none") -> None:
-        self.errors.labels(reason, backend).inc()
+    # -- cache ------------------------------------------------------------------------------
 
-    def set_queue(self, backend: str, depth: int, in_flight: int) -> None:
-        self.queue_depth.labels(backend).set(depth)
-        self.in_flight.labels(backend).set(in_flight)
+    def cache_lookup(self, level: str, hits: int, misses: int) -> None:
+        if hits:
+            self.cache_lookups.labels(level, "hit").inc(hits)
+        if misses:
+            self.cache_lookups.labels(level, "miss").inc(misses)
 
     # -- exposition -------------------------------------------------------------------------
 

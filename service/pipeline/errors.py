@@ -1,4 +1,8 @@
-"""Request failures the APIs translate into status codes (HTTP) and status codes (gRPC)."""
+"""Request failures the APIs translate into status codes (HTTP) and status codes (gRPC).
+
+``reason`` is the short code of the error body (``{"error": {"reason", "message"}}``) and the
+``outcome`` label of the request metrics.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +23,10 @@ class InvalidRequestError(RequestError):
     status, reason = 422, "invalid"
 
 
+class UnknownArmRequestError(RequestError):
+    status, reason = 400, "unknown_arm"
+
+
 class PayloadTooLargeError(RequestError):
     status, reason = 413, "too_large"
 
@@ -33,3 +41,9 @@ class NotReadyError(RequestError):
 
 class RequestDeadlineError(RequestError):
     status, reason = 504, "deadline"
+
+
+class InternalError(RequestError):
+    """Something failed inside the service (an engine error on this request's batch); others go on."""
+
+    status, reason = 500, "internal"

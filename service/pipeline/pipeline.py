@@ -1,49 +1,54 @@
-"""The pipeline: one object behind both APIs.
+"""The pipeline: one object behind both APIs, and the one entry point of every request.
 
-validate -> preprocess (parallel workers: split, normalise, tokenize) -> cache lookup ->
-route to an arm -> submit each sentence job to the arm's auto-batching queue -> decode ->
-edits with offsets -> response, timing every stage into the metrics.
+``correct`` and ``generate`` are what HTTP and gRPC call. Each runs its request under the
+request's deadline and records it once, here: Prometheus (by API, route, experiment, arm and
+outcome), the live numbers of ``/v1/stats``, and the experiment's own numbers.
+
+A correction: validate -> route to an arm (``service.experiments``) -> preprocess (parallel
+workers: split, normalise, tokenize) -> sentence cache -> the arm's auto-batching queue -> edits
+with offsets. When the experiment samples the request for a shadow comparison, its sentences
+also go through the shadow arm after the answer is ready, at the lowest priority.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
+import os
+import socket
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
-from service.batching import (
-    BatcherStoppedError,
-    BatchPolicy,
-    DeadlineExceededError,
-    Job,
-    LocalBatcher,
-    Priority,
-    QueueFullError,
-)
+from service.batching import BatchPolicy, Job, Priority
 from service.config import Settings
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
 from service.engine.sessions import SessionSettings
 from service.engine.tokenization import TextCodec
-from service.experiments.routing import choose_backend
+from service.experiments.arms import BACKENDS, Arm, UnknownArmError
+from service.experiments.definition import load_experiment
+from service.experiments.manager import ExperimentManager, Route
+from service.experiments.store import ExperimentStore, LocalStore, RedisStore
 from service.observability.hooks import MetricsHooks
-from service.observability.metrics import Metrics
-from service.observability.stats import RollingStats
-from service.pipeline.arms import Outcome, build_batchers
-from service.pipeline.cache import MemoryCache, SentenceCache, cache_key
+from service.observability.metrics import NO_EXPERIMENT, Metrics
+from service.observability.stats import OK, RollingStats
+from service.pipeline.cache import MemoryCache, SentenceCache
+from service.pipeline.decoding import UnitDecoder
 from service.pipeline.errors import (
+    InternalError,
     InvalidRequestError,
     NotReadyError,
-    OverloadedError,
     PayloadTooLargeError,
     RequestDeadlineError,
+    RequestError,
+    UnknownArmRequestError,
 )
 from service.pipeline.preprocess import Preprocessor
+from service.pipeline.queues import GENERATE_QUEUE, Outcome, Queues
+from service.pipeline.shadow import ShadowRunner
 from service.pipeline.types import (
     Correction,
     CorrectRequest,
@@ -53,24 +58,38 @@ from service.pipeline.types import (
     GenerateResult,
     Timings,
 )
-from service.pipeline.units import TypedEdit, Unit, assemble
+from service.pipeline.units import TypedEdit, assemble
 from service.text.offsets import Utf16Index
 
 log = logging.getLogger(__name__)
 
-MAX_ALTERNATIVES = 5
-MAX_RETURN_SEQUENCES = 8
 WARMUP_TEXT = "This are a warm-up sentence for the model."
+WARMUP_ROUNDS = 3  # the first run of a session is slow; later ones teach admission control the real cost
+NO_ARM = "none"  # requests refused before they were routed
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
-class _Decoded:
-    texts: list[str]  # best first
-    outcome: Outcome | None  # None when it came from the cache
+class _Record:
+    """What one request did, filled in as it goes and recorded once at the end."""
+
+    api: str
+    route: str
+    arm: str = NO_ARM
+    routed: Route | None = None
+    timings: Timings = field(default_factory=Timings)
+    sentences: int = 0
+    edits_per_sentence: list[int] = field(default_factory=list)  # corrections only
+
+    @property
+    def experiment(self) -> str:
+        return self.routed.experiment if self.routed is not None and self.routed.experiment else NO_EXPERIMENT
 
 
 class Pipeline:
-    """Owns the model, the preprocessing pool, the cache and one batcher per arm."""
+    """Owns the model, the preprocessing pool, the cache, the experiments and the decoding queues."""
 
     def __init__(
         self,
@@ -78,6 +97,7 @@ class Pipeline:
         metrics: Metrics | None = None,
         stats: RollingStats | None = None,
         cache: SentenceCache | None = None,
+        store: ExperimentStore | None = None,
     ) -> None:
         self.settings = settings
         self.metrics = metrics or Metrics()
@@ -85,66 +105,143 @@ class Pipeline:
         self.cache = cache if cache is not None else MemoryCache(settings.cache_size)
         self.manifest = ModelManifest.load(settings.model_path)
         self.codec = TextCodec(settings.model_path / self.manifest.tokenizer, set())
-        self.max_tokens = self.manifest.max_source_content
         self.preprocessor = Preprocessor(
             settings.model_path / self.manifest.tokenizer,
-            self.max_tokens,
+            self.manifest.max_source_content,
             settings.preprocess_mode,
             settings.preprocess_workers,
         )
-        self.batchers: dict[str, LocalBatcher] = {}
+        if store is None:
+            store = RedisStore(settings.redis_url, settings.redis_prefix) if settings.redis_url else LocalStore()
+        self.experiments = ExperimentManager(settings.default_backend, store, f"{socket.gethostname()}:{os.getpid()}")
+        self.queues: Queues | None = None
+        self.decoder: UnitDecoder | None = None
+        self.shadow: ShadowRunner | None = None
         self.ready = False
         self.variant: str | None = None
 
-    # lifecycle -------------------------------------------------------------------------------
+    # -- lifecycle --------------------------------------------------------------------------
 
-    def _engines(self) -> dict[str, list[Engine]]:
+    def _engines(self) -> list[Engine]:
         s = self.settings
         session = SessionSettings(
             provider=s.provider, intra_op_threads=s.ort_threads, spinning=s.ort_spinning, io_binding=s.ort_io_binding
         )
-        return {
-            backend: [Engine(s.model_path, s.model_variant, session) for _ in range(s.inference_workers)]
-            for backend in ("accelerated", "autoregressive")
-        }
+        return [Engine(s.model_path, s.model_variant, session) for _ in range(s.inference_workers)]
 
     async def start(self) -> None:
-        """Load the engines, start the batchers, warm every arm up; then ``ready`` turns True."""
+        """Load the engines, open the experiment, warm every queue up; then ``ready`` turns True."""
         s = self.settings
         engines = await asyncio.to_thread(self._engines)
-        self.variant = engines["accelerated"][0].model.variant
+        self.variant = engines[0].model.variant
         policy = BatchPolicy(
             max_batch_size=s.max_batch_size,
             max_batch_tokens=s.max_batch_tokens,
             max_wait_ms=s.max_wait_ms,
             max_queue=s.max_queue,
+            admit_within=s.admit_within,
         )
-        self.batchers = build_batchers(engines, policy, MetricsHooks(self.metrics, self.stats), s.inference_workers)
-        for batcher in self.batchers.values():
-            batcher.start()
+        self.queues = Queues(engines, policy, MetricsHooks(self.metrics, self.stats))
+        model_key = f"{self.manifest.name}\x1f{self.manifest.version}\x1f{self.variant}"
+        self.decoder = UnitDecoder(self.queues, self.cache, self.codec, self.metrics, model_key, s.max_queue)
+        self.shadow = ShadowRunner(self.decoder, self.experiments, self.metrics, s.shadow_timeout_s)
+        await self.experiments.open(load_experiment(s.experiment) if s.experiment else None)
+        arms = [Arm.of_backend(name) for name in BACKENDS]
+        arms += [self.experiments.resolve(name) for name in self.experiments.known_arms()]
         tokens = self.preprocessor.encode(WARMUP_TEXT)
-        await asyncio.gather(
-            *(
-                b.submit(Job(tokens=tokens, arm=name, payload=("beam", DecodeParams(num_beams=2))))
-                for name, b in self.batchers.items()
+        batchers = {arm.queue: self.queues.get(arm) for arm in arms}
+        batchers[GENERATE_QUEUE] = self.queues.generate()
+        for _ in range(WARMUP_ROUNDS):
+            await asyncio.gather(
+                *(
+                    b.submit(Job(tokens=tokens, arm=name, payload=("beam", DecodeParams(num_beams=2))))
+                    for name, b in batchers.items()
+                )
             )
-        )
         self.ready = True
         log.info("pipeline ready", extra={"model": self.manifest.name, "variant": self.variant})
 
     async def stop(self) -> None:
         """Stop taking work, finish what is queued and running (up to the drain timeout)."""
         self.ready = False
-        await asyncio.gather(
-            *(b.stop(drain=True, timeout=self.settings.drain_timeout_s) for b in self.batchers.values())
-        )
+        if self.shadow is not None:
+            await self.shadow.stop()
+        if self.queues is not None:
+            await self.queues.stop(self.settings.drain_timeout_s)
+        await self.experiments.close()
         self.preprocessor.close()
 
     @property
     def model_info(self) -> tuple[str, str]:
         return self.manifest.name, self.manifest.version
 
-    # correct ---------------------------------------------------------------------------------
+    @property
+    def max_new_tokens(self) -> int:
+        """The longest generation the model allows (its positions, less the decoder prefix)."""
+        return self.manifest.max_target_positions - len(self.manifest.decoder_prefix_ids)
+
+    # -- the entry point --------------------------------------------------------------------
+
+    async def correct(self, request: CorrectRequest, api: str = "http", timeout: float | None = None) -> CorrectResult:
+        """Corrections of ``request``'s paragraphs: what both APIs call."""
+        return await self._serve(api, "correct", timeout, self._correct, request)
+
+    async def generate(
+        self, request: GenerateRequest, api: str = "http", timeout: float | None = None
+    ) -> GenerateResult:
+        """Rewrites of ``request.text``: what both APIs call."""
+        return await self._serve(api, "generate", timeout, self._generate, request)
+
+    def refused(self, api: str, route: str, reason: str) -> None:
+        """A request the API refused before it reached the pipeline (fields that do not validate)."""
+        self._account(_Record(api, route), 0.0, reason)
+
+    async def _serve(
+        self,
+        api: str,
+        route: str,
+        timeout: float | None,
+        work: Callable[[R, _Record, float], Awaitable[T]],
+        request: R,
+    ) -> T:
+        seconds = self.settings.request_timeout_s if timeout is None else min(timeout, self.settings.request_timeout_s)
+        record = _Record(api, route)
+        started = time.monotonic()
+        outcome = "error"
+        try:
+            with self.metrics.in_progress(route):
+                async with asyncio.timeout(seconds):
+                    result = await work(request, record, started + seconds)
+            outcome = OK
+            return result
+        except TimeoutError as error:
+            outcome = RequestDeadlineError.reason
+            raise RequestDeadlineError(f"not answered within {seconds:g} s") from error
+        except RequestError as error:
+            outcome = error.reason
+            raise
+        except Exception as error:
+            log.exception("request failed", extra={"api": api, "route": route, "arm": record.arm})
+            raise InternalError(f"the {route} request failed inside the service: {type(error).__name__}") from error
+        finally:
+            self._account(record, time.monotonic() - started, outcome)
+
+    def _account(self, record: _Record, seconds: float, outcome: str) -> None:
+        experiment, arm = record.experiment, record.arm
+        self.metrics.observe_request(record.api, record.route, experiment, arm, outcome, seconds)
+        ok = outcome == OK
+        sentences = record.sentences if ok else 0
+        edits = sum(record.edits_per_sentence) if ok else 0
+        stages = record.timings.stages()
+        self.stats.record_request(arm, seconds, outcome, sentences, edits)
+        if ok:
+            self.metrics.observe_sentences(experiment, arm, sentences, record.edits_per_sentence)
+            for stage, value in stages.items():
+                self.metrics.observe_stage(stage, experiment, arm, value)
+        if record.routed is not None:
+            self.experiments.record(record.routed, seconds, outcome, sentences, edits, stages)
+
+    # -- correct ----------------------------------------------------------------------------
 
     def _validate_texts(self, texts: Sequence[str]) -> None:
         s = self.settings
@@ -158,114 +255,75 @@ class Pipeline:
         small = len(texts) == 1 and len(texts[0]) <= self.settings.interactive_max_chars
         return Priority.INTERACTIVE if small else Priority.BULK
 
-    async def _submit_all(self, arm: str, jobs: list[Job]) -> list[Outcome]:
-        """Admit a request's jobs together (all or none) and wait for their outcomes."""
-        batcher = self.batchers[arm]
-        if len(jobs) > self.settings.max_queue:
-            raise PayloadTooLargeError(
-                f"the request has {len(jobs)} sentences; a queue holds at most {self.settings.max_queue}"
-            )
+    def _route(self, request: CorrectRequest, record: _Record) -> Route:
         try:
-            return await batcher.submit_many(jobs)
-        except QueueFullError as error:
-            raise OverloadedError(
-                f"the {arm} queue is full; retry later", retry_after=error.retry_after_header
-            ) from error
-        except DeadlineExceededError as error:
-            raise RequestDeadlineError(f"not decoded within {self.settings.request_timeout_s:g} s") from error
-        except BatcherStoppedError as error:
-            raise NotReadyError("the service is shutting down") from error
+            routed = self.experiments.route(
+                request.arm, request.user_id, request.session_id, alternatives=request.alternatives > 0
+            )
+        except UnknownArmError as error:
+            raise UnknownArmRequestError(str(error)) from error
+        record.routed, record.arm = routed, routed.arm.name
+        self.metrics.assigned(routed.experiment or NO_EXPERIMENT, routed.arm.name, routed.kind)
+        return routed
 
-    async def _decode_units(
-        self, arm: str, units: list[Unit], priority: Priority, deadline: float, timings: Timings
-    ) -> list[_Decoded]:
-        name, version = self.model_info
-        started = time.monotonic()
-        keys = [cache_key(name, version, arm, unit.normalized.text) for unit in units]
-        cached = await self.cache.get_many(keys)
-        self.metrics.observe_stage("cache", arm, time.monotonic() - started)
-        misses = [i for i, value in enumerate(cached) if value is None]
-        self.metrics.cache_hit(len(units) - len(misses))
-        self.metrics.cache_miss(len(misses))
-        decoded: list[_Decoded | None] = [None if v is None else _Decoded(json.loads(v), None) for v in cached]
-        # Identical sentences within the request are decoded once.
-        first_of: dict[str, int] = {}
-        unique = [i for i in misses if first_of.setdefault(units[i].normalized.text, i) == i]
-        jobs = [Job(tokens=units[i].tokens, arm=arm, priority=priority, deadline=deadline) for i in unique]
-        outcomes = await self._submit_all(arm, jobs) if jobs else []
-        stored = []
-        for i, job, outcome in zip(unique, jobs, outcomes, strict=True):
-            result = outcome.result
-            texts = [self.codec.decode(h.tokens) for h in result.hypotheses] or [self.codec.decode(result.tokens)]
-            decoded[i] = _Decoded(texts, outcome)
-            stored.append((keys[i], json.dumps(texts)))
-            self.metrics.observe_decode(arm, result.passes, result.accepted)
-            timings.queue = max(timings.queue, outcome.started - job.enqueued_at)
-            timings.inference = max(timings.inference, outcome.finished - outcome.started)
-        for i in misses:
-            if decoded[i] is None:
-                decoded[i] = decoded[first_of[units[i].normalized.text]]
-        if stored:
-            await self.cache.set_many(stored)
-        return [d for d in decoded if d is not None]
-
-    @staticmethod
-    def _edit_out(edit: TypedEdit, index: Utf16Index | None) -> EditOut:
-        offset, length = (edit.start, edit.end - edit.start) if index is None else index.span(edit.start, edit.end)
-        return EditOut(
-            edit.id, offset, length, edit.original, edit.replacement, edit.alternatives, edit.sentence, edit.type
-        )
-
-    async def correct(self, request: CorrectRequest) -> CorrectResult:
-        if not self.ready:
+    async def _correct(self, request: CorrectRequest, record: _Record, deadline: float) -> CorrectResult:
+        if not self.ready or self.decoder is None or self.shadow is None:
             raise NotReadyError("the model is still loading")
-        if not 0 <= request.alternatives <= MAX_ALTERNATIVES:
-            raise InvalidRequestError(f"alternatives must be between 0 and {MAX_ALTERNATIVES}")
         if request.offset_unit not in ("codepoint", "utf16"):
             raise InvalidRequestError("offset_unit must be 'codepoint' or 'utf16'")
         self._validate_texts(request.texts)
-        try:
-            backend = choose_backend(
-                request.backend, request.user_id, request.session_id, self.settings.default_backend
-            )
-        except ValueError as error:
-            raise InvalidRequestError(str(error)) from error
-        arm = "autoregressive:beam" if request.alternatives else backend
-        timings = Timings()
+        routed = self._route(request, record)
+        timings = record.timings
         started = time.monotonic()
-        deadline = started + self.settings.request_timeout_s
         plans = await self.preprocessor.plan(request.texts)
         timings.preprocess = time.monotonic() - started
-        self.metrics.observe_stage("preprocess", backend, timings.preprocess)
-
         flat = [unit for units in plans for unit in units]
-        decoded = await self._decode_units(arm, flat, self._priority(request.texts), deadline, timings)
+        decoded = await self.decoder.decode(routed.arm, flat, self._priority(request.texts), deadline, timings)
 
         post_started = time.monotonic()
         corrections, position = [], 0
         for text, units in zip(request.texts, plans, strict=True):
             mine = decoded[position : position + len(units)]
             position += len(units)
-            alternatives = [d.texts[1 : 1 + request.alternatives] for d in mine] if request.alternatives else None
-            corrected, edits = assemble(text, units, [d.texts[0] for d in mine], alternatives)
+            alternatives = [texts[1 : 1 + request.alternatives] for texts in mine] if request.alternatives else None
+            corrected, edits = assemble(text, units, [texts[0] for texts in mine], alternatives)
             index = Utf16Index(text) if request.offset_unit == "utf16" else None
             corrections.append(Correction(corrected, [self._edit_out(e, index) for e in edits]))
-        self.metrics.observe_stage("postprocess", backend, time.monotonic() - post_started)
+            per_sentence = {unit.sentence: 0 for unit in units}
+            for edit in edits:
+                per_sentence[edit.sentence] += 1
+            record.edits_per_sentence += per_sentence.values()
+            record.sentences += len(per_sentence)
+        timings.postprocess = time.monotonic() - post_started
         timings.total = time.monotonic() - started
+        if routed.shadow is not None:
+            self.shadow.schedule(routed, flat, [texts[0] for texts in decoded])
         name, version = self.model_info
-        return CorrectResult(corrections, name, version, backend, timings, sentences=len(flat))
+        return CorrectResult(
+            corrections, name, version, routed.arm.name, routed.arm.backend, routed.experiment, timings
+        )
 
-    # generate --------------------------------------------------------------------------------
+    @staticmethod
+    def _edit_out(edit: TypedEdit, index: Utf16Index | None) -> EditOut:
+        offset, length = (edit.start, edit.end - edit.start) if index is None else index.span(edit.start, edit.end)
+        return EditOut(
+            id=edit.id,
+            offset=offset,
+            length=length,
+            original=edit.original,
+            replacement=edit.replacement,
+            alternatives=edit.alternatives,
+            sentence=edit.sentence,
+            type=edit.type,
+        )
 
-    def _generate_params(self, request: GenerateRequest) -> tuple[str, DecodeParams]:
-        if request.strategy not in ("beam", "sample"):
-            raise InvalidRequestError("strategy must be 'beam' or 'sample'")
-        if not 1 <= request.num_return_sequences <= MAX_RETURN_SEQUENCES:
-            raise InvalidRequestError(f"num_return_sequences must be between 1 and {MAX_RETURN_SEQUENCES}")
-        if request.strategy == "beam" and request.num_beams < request.num_return_sequences:
-            raise InvalidRequestError("num_beams must be at least num_return_sequences")
-        if request.max_new_tokens is not None and not 1 <= request.max_new_tokens <= self.manifest.max_target_positions:
-            raise InvalidRequestError(f"max_new_tokens must be between 1 and {self.manifest.max_target_positions}")
+    # -- generate ---------------------------------------------------------------------------
+
+    async def _generate(self, request: GenerateRequest, record: _Record, deadline: float) -> GenerateResult:
+        if not self.ready or self.queues is None:
+            raise NotReadyError("the model is still loading")
+        record.arm = GENERATE_QUEUE
+        self._validate_texts([request.text])
         params = DecodeParams(
             max_new_tokens=request.max_new_tokens,
             num_beams=request.num_beams,
@@ -275,48 +333,52 @@ class Pipeline:
             top_p=request.top_p,
             seed=request.seed,
         )
-        return request.strategy, params
-
-    async def generate(self, request: GenerateRequest) -> GenerateResult:
-        if not self.ready:
-            raise NotReadyError("the model is still loading")
-        strategy, params = self._generate_params(request)
-        self._validate_texts([request.text])
-        timings = Timings()
+        timings = record.timings
         started = time.monotonic()
         (units,) = await self.preprocessor.plan([request.text])
         timings.preprocess = time.monotonic() - started
         jobs = [
-            Job(
-                tokens=u.tokens,
-                arm="generate",
-                deadline=started + self.settings.request_timeout_s,
-                payload=(strategy, params),
-            )
+            Job(tokens=u.tokens, arm=GENERATE_QUEUE, deadline=deadline, payload=(request.strategy, params))
             for u in units
+            if u.decoded_by_model
         ]
-        outcomes = await self._submit_all("generate", jobs) if jobs else []
+        outcomes = await self._submit_generate(jobs)
+        by_unit = iter(outcomes)
+        sequences: list[tuple[str, float]] = []
+        chosen = [next(by_unit) if u.decoded_by_model else None for u in units]
         for job, outcome in zip(jobs, outcomes, strict=True):
             timings.queue = max(timings.queue, outcome.started - job.enqueued_at)
             timings.inference = max(timings.inference, outcome.finished - outcome.started)
-        sequences: list[tuple[str, float]] = []
+        post_started = time.monotonic()
         for k in range(request.num_return_sequences):
             texts, score = [], 0.0
-            for outcome in outcomes:
+            for unit, outcome in zip(units, chosen, strict=True):
+                if outcome is None:
+                    texts.append(unit.normalized.text)
+                    continue
                 hyps = outcome.result.hypotheses
                 hyp = hyps[min(k, len(hyps) - 1)]
                 texts.append(self.codec.decode(hyp.tokens))
                 score += hyp.score
             sequences.append((assemble(request.text, units, texts)[0], score))
+        record.sentences = len({unit.sentence for unit in units})
+        timings.postprocess = time.monotonic() - post_started
         timings.total = time.monotonic() - started
         name, version = self.model_info
         return GenerateResult(sequences, name, version, timings)
 
+    async def _submit_generate(self, jobs: list[Job]) -> list[Outcome]:
+        if not jobs:
+            return []
+        assert self.decoder is not None and self.queues is not None
+        return await self.decoder.submit_to(self.queues.generate(), "generate", jobs)
+
     def health(self) -> dict[str, Any]:
+        batchers = self.queues.batchers if self.queues is not None else {}
         return {
             "ready": self.ready,
             "model": self.manifest.name,
             "version": self.manifest.version,
             "variant": self.variant,
-            "queues": {n: {"depth": b.depth, "in_flight": b.in_flight} for n, b in self.batchers.items()},
+            "queues": {n: {"depth": b.depth, "in_flight": b.in_flight} for n, b in batchers.items()},
         }

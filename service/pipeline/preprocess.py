@@ -3,6 +3,8 @@
 ``mode="thread"`` runs plans on a thread pool (the tokenizer and Bling Fire are native code);
 ``mode="process"`` on a process pool whose workers each load the tokenizer once. Which is
 faster here is measured by ``gecserve bench preprocess``; the default follows that figure.
+Tokens come from the engine's ``TextCodec``, the one tokenizer of serving, ``gecserve correct``
+and ``gecserve eval``: text that spells a special token (``</s>``, ``<pad>``) stays text.
 """
 
 from __future__ import annotations
@@ -12,28 +14,22 @@ from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
-from tokenizers import Tokenizer
-
+from service.engine.tokenization import TextCodec
 from service.pipeline.units import Unit, plan_units
 
-_PROCESS_TOKENIZER: Tokenizer | None = None
+_PROCESS_CODEC: TextCodec | None = None
 _PROCESS_MAX_TOKENS = 0
 
 
 def _init_process(tokenizer_path: str, max_tokens: int) -> None:
-    global _PROCESS_TOKENIZER, _PROCESS_MAX_TOKENS
-    _PROCESS_TOKENIZER = Tokenizer.from_file(tokenizer_path)
+    global _PROCESS_CODEC, _PROCESS_MAX_TOKENS
+    _PROCESS_CODEC = TextCodec(Path(tokenizer_path), set())
     _PROCESS_MAX_TOKENS = max_tokens
 
 
 def _plan_in_process(texts: Sequence[str]) -> list[list[Unit]]:
-    tokenizer = _PROCESS_TOKENIZER
-    assert tokenizer is not None
-
-    def encode(text: str) -> list[int]:
-        return tokenizer.encode(text, add_special_tokens=False).ids
-
-    return [plan_units(text, encode, _PROCESS_MAX_TOKENS) for text in texts]
+    assert _PROCESS_CODEC is not None
+    return [plan_units(text, _PROCESS_CODEC.encode, _PROCESS_MAX_TOKENS) for text in texts]
 
 
 class Preprocessor:
@@ -42,7 +38,7 @@ class Preprocessor:
     def __init__(self, tokenizer_path: Path, max_tokens: int, mode: str = "thread", workers: int = 2) -> None:
         self.max_tokens = max_tokens
         self.mode = mode
-        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self.codec = TextCodec(tokenizer_path, set())
         self.executor: Executor
         if mode == "process":
             self.executor = ProcessPoolExecutor(
@@ -54,10 +50,10 @@ class Preprocessor:
             raise ValueError(f"preprocess mode must be 'thread' or 'process', not {mode!r}")
 
     def encode(self, text: str) -> list[int]:
-        return self.tokenizer.encode(text, add_special_tokens=False).ids
+        return self.codec.encode(text)
 
     def plan_sync(self, texts: Sequence[str]) -> list[list[Unit]]:
-        return [plan_units(text, self.encode, self.max_tokens) for text in texts]
+        return [plan_units(text, self.codec.encode, self.max_tokens) for text in texts]
 
     async def plan(self, texts: Sequence[str]) -> list[list[Unit]]:
         """Units of each paragraph; paragraphs are planned in parallel."""

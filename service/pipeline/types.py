@@ -12,7 +12,7 @@ class CorrectRequest:
     texts: list[str]
     single: bool  # the request used `text` (one paragraph) rather than `texts`
     offset_unit: str = "codepoint"  # or "utf16"
-    backend: str | None = None
+    arm: str | None = None  # an override: options.backend, the X-Gecserve-Arm header or gRPC metadata
     alternatives: int = 0
     user_id: str | None = None
     session_id: str | None = None
@@ -40,10 +40,18 @@ class Correction:
 
 @dataclass
 class Timings:
-    queue: float = 0.0
+    """Seconds in each stage (for queue and inference: the longest any of the request's sentences spent there)."""
+
     preprocess: float = 0.0
+    cache: float = 0.0
+    queue: float = 0.0
     inference: float = 0.0
+    postprocess: float = 0.0
     total: float = 0.0
+
+    def stages(self) -> dict[str, float]:
+        """Every stage but the total."""
+        return {k: v for k, v in self.__dict__.items() if k != "total"}
 
     def as_ms(self) -> dict[str, float]:
         return {k: round(v * 1e3, 3) for k, v in self.__dict__.items()}
@@ -54,9 +62,10 @@ class CorrectResult:
     corrections: list[Correction]
     model_name: str
     model_version: str
-    backend: str
+    arm: str  # what served it
+    backend: str  # the decoding that arm runs
+    experiment: str | None  # the experiment that assigned it, if one did
     timings: Timings = field(default_factory=Timings)
-    sentences: int = 0
 
 
 @dataclass(frozen=True)

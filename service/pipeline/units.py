@@ -1,9 +1,10 @@
 """Paragraphs to model units and back.
 
 A unit is one sentence (or one piece of a sentence longer than the model's maximum) as the
-model sees it: normalised text, its token ids, and where it sits in the original paragraph.
+model sees it: normalised text, its token ids, and where it sits in the original paragraph. A
+unit the model cannot read (``service.text.script``) is not decoded: its text is its output.
 ``assemble`` turns the model's corrected unit texts into typed edits on the original
-paragraph and the corrected paragraph.
+paragraph and the corrected paragraph, keeping only edits of characters the model reads.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from service.text.classify import classify
 from service.text.edits import Edit, apply_edits, extract_edits, map_edits
 from service.text.normalize import Normalized, normalize
+from service.text.script import editable, reads_as_english
 from service.text.segment import split_long, split_sentences
 
 
@@ -26,6 +28,11 @@ class Unit:
     start: int  # code-point offset of the unit in the paragraph
     normalized: Normalized
     tokens: list[int]
+
+    @property
+    def decoded_by_model(self) -> bool:
+        """False for text the model cannot read (it passes through unchanged)."""
+        return bool(self.tokens) and reads_as_english(self.normalized.text)
 
 
 @dataclass(frozen=True)
@@ -60,15 +67,21 @@ def plan_units(paragraph: str, encode: Callable[[str], list[int]], max_tokens: i
 def _edit_id(unit: Unit, edit: Edit) -> str:
     """Stable while the sentence is unchanged: a hash of the sentence text and the edit within it."""
     key = f"{unit.normalized.text}\x00{edit.start - unit.start}\x00{edit.original}\x00{edit.replacement}"
-    return hashlib.blake2b(key.encode("utf-8"), digest_size=6).hexdigest()
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
+def _mapped(unit: Unit, corrected: str) -> list[Edit]:
+    """The unit's edits on paragraph offsets, without those touching characters the model cannot read."""
+    edits = map_edits(extract_edits(unit.normalized.text, corrected), unit.normalized, unit.start)
+    return [edit for edit in edits if editable(edit.original) and editable(edit.replacement)]
 
 
 def unit_edits(unit: Unit, corrected: str, alternatives: Sequence[str] = ()) -> list[TypedEdit]:
     """Edits of one unit on paragraph offsets; alternatives come from other hypotheses at the same span."""
-    edits = map_edits(extract_edits(unit.normalized.text, corrected), unit.normalized, unit.start)
+    edits = _mapped(unit, corrected)
     options: dict[tuple[int, int], list[str]] = {}
     for other in alternatives:
-        for alt in map_edits(extract_edits(unit.normalized.text, other), unit.normalized, unit.start):
+        for alt in _mapped(unit, other):
             options.setdefault((alt.start, alt.end), []).append(alt.replacement)
     typed = []
     for edit in edits:

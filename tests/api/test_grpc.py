@@ -1,4 +1,4 @@
-"""The gRPC API with a real grpc.aio client: same answers as HTTP, health, reflection, errors."""
+"""The gRPC API with a real grpc.aio client: same answers as HTTP, arms, health, reflection, errors."""
 
 from __future__ import annotations
 
@@ -11,78 +11,87 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from service.api.proto import gecserve_pb2 as pb
-from service.api.proto import gecserve_pb2_grpc as pb_grpc
+from tests.api.clients import grpc_call, grpc_error, post, rebuild
+from tests.api.test_http import TEXTS
 
 
-def run(coro):
-    return asyncio.run(coro)
-
-
-async def _call(target: str, method: str, request):
-    async with grpc.aio.insecure_channel(target) as channel:
-        return await getattr(pb_grpc.CorrectorStub(channel), method)(request, timeout=30)
-
-
-def test_correct_matches_http(server) -> None:
-    text = "😀 i saw a apple yesterday.  We visited a island last week"
-    reply = run(_call(server.grpc_target, "Correct", pb.CorrectRequest(text=text, offset_unit="utf16")))
-    http = httpx.post(server.url + "/v1/correct", json={"text": text, "offset_unit": "utf16"}).json()
-    assert reply.text == http["text"]
-    assert [(e.offset, e.length, e.original, e.replacement, e.type) for e in reply.edits] == [
-        (e["offset"], e["length"], e["original"], e["replacement"], e["type"]) for e in http["edits"]
+def edits_of(message) -> list[dict]:
+    return [
+        {"offset": e.offset, "length": e.length, "original": e.original, "replacement": e.replacement, "type": e.type}
+        for e in message.edits
     ]
-    assert reply.model.name == "tiny-gec" and reply.backend == "accelerated"
-    assert reply.timings_ms.total > 0
 
 
-def test_texts_and_backend_option(server) -> None:
-    request = pb.CorrectRequest(
-        texts=["Tom found an honest owl.", "i saw a apple yesterday."],
-        options=pb.CorrectOptions(backend="autoregressive"),
+@pytest.mark.parametrize("unit", ["codepoint", "utf16"])
+def test_offsets_rebuild_the_text_and_match_http(server, unit: str) -> None:
+    for text in TEXTS:
+        reply, _ = grpc_call(server, "Correct", pb.CorrectRequest(text=text, offset_unit=unit))
+        assert rebuild(text, edits_of(reply), unit) == reply.text
+        http = post(server, "/v1/correct", {"text": text, "offset_unit": unit}).json()
+        assert reply.text == http["text"]
+        assert edits_of(reply) == [
+            {k: e[k] for k in ("offset", "length", "original", "replacement", "type")} for e in http["edits"]
+        ]
+    many, _ = grpc_call(server, "Correct", pb.CorrectRequest(texts=TEXTS, offset_unit=unit))
+    for text, result in zip(TEXTS, many.results, strict=True):
+        assert rebuild(text, edits_of(result), unit) == result.text
+
+
+def test_response_names_the_arm(server) -> None:
+    reply, metadata = grpc_call(server, "Correct", pb.CorrectRequest(text="i saw a apple yesterday."))
+    assert reply.arm == reply.backend == "accelerated" == metadata["x-gecserve-arm"]
+    assert reply.experiment == ""
+    assert reply.model.name == "tiny-gec" and reply.timings_ms.total > 0
+
+
+def test_texts_and_arm_by_option_or_metadata(server) -> None:
+    texts = ["Tom found an honest owl.", "i saw a apple yesterday."]
+    by_option, _ = grpc_call(
+        server, "Correct", pb.CorrectRequest(texts=texts, options=pb.CorrectOptions(backend="autoregressive"))
     )
-    reply = run(_call(server.grpc_target, "Correct", request))
-    assert [r.text for r in reply.results] == ["Tom found an honest owl.", "I saw an apple yesterday."]
-    assert reply.backend == "autoregressive"
+    by_metadata, metadata = grpc_call(
+        server, "Correct", pb.CorrectRequest(texts=texts), metadata=(("x-gecserve-arm", "autoregressive"),)
+    )
+    assert [r.text for r in by_option.results] == ["Tom found an honest owl.", "I saw an apple yesterday."]
+    assert by_option.arm == by_metadata.arm == metadata["x-gecserve-arm"] == "autoregressive"
+    assert list(by_option.results) == list(by_metadata.results)
 
 
 def test_generate(server) -> None:
-    reply = run(
-        _call(
-            server.grpc_target,
-            "Generate",
-            pb.GenerateRequest(text="i saw a apple", num_return_sequences=2, num_beams=3),
-        )
+    reply, _ = grpc_call(
+        server, "Generate", pb.GenerateRequest(text="i saw a apple", num_return_sequences=2, num_beams=3)
     )
     assert len(reply.sequences) == 2
     assert reply.sequences[0].score >= reply.sequences[1].score
-    sampled = [
-        run(
-            _call(
-                server.grpc_target,
-                "Generate",
-                pb.GenerateRequest(text="i saw a apple", strategy="sample", seed=4, temperature=2.0),
-            )
-        )
-        for _ in range(2)
-    ]
-    assert sampled[0].sequences[0].text == sampled[1].sequences[0].text
+    request = pb.GenerateRequest(text="i saw a apple", strategy="sample", seed=4, temperature=2.0)
+    assert (
+        grpc_call(server, "Generate", request)[0].sequences[0].text
+        == grpc_call(server, "Generate", request)[0].sequences[0].text
+    )
 
 
 @pytest.mark.parametrize(
-    ("request_message", "code"),
+    ("request_message", "code", "fragment"),
     [
-        (pb.CorrectRequest(), grpc.StatusCode.INVALID_ARGUMENT),
-        (pb.CorrectRequest(text="a", offset_unit="bytes"), grpc.StatusCode.INVALID_ARGUMENT),
-        (pb.CorrectRequest(text="a", options=pb.CorrectOptions(backend="quantum")), grpc.StatusCode.INVALID_ARGUMENT),
-        (pb.CorrectRequest(text="a", options=pb.CorrectOptions(alternatives=9)), grpc.StatusCode.INVALID_ARGUMENT),
-        (pb.CorrectRequest(text="a" * 20_001), grpc.StatusCode.RESOURCE_EXHAUSTED),
+        (pb.CorrectRequest(), grpc.StatusCode.INVALID_ARGUMENT, "exactly one"),
+        (pb.CorrectRequest(text="a", offset_unit="bytes"), grpc.StatusCode.INVALID_ARGUMENT, "offset_unit"),
+        (
+            pb.CorrectRequest(text="a", options=pb.CorrectOptions(backend="quantum")),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "unknown_arm",
+        ),
+        (
+            pb.CorrectRequest(text="a", options=pb.CorrectOptions(alternatives=9)),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "alternatives",
+        ),
+        (pb.CorrectRequest(text="a" * 20_001), grpc.StatusCode.RESOURCE_EXHAUSTED, "20000"),
     ],
 )
-def test_bad_requests_map_to_status_codes(server, request_message, code) -> None:
-    with pytest.raises(grpc.aio.AioRpcError) as error:
-        run(_call(server.grpc_target, "Correct", request_message))
-    assert error.value.code() == code
-    assert error.value.details()
+def test_bad_requests_map_to_status_codes(server, request_message, code, fragment: str) -> None:
+    error = grpc_error(server, "Correct", request_message)
+    assert error.code() == code
+    assert fragment in error.details()
 
 
 def test_health_and_reflection(server) -> None:
@@ -99,6 +108,14 @@ def test_health_and_reflection(server) -> None:
                 names = [s.name for s in response.list_services_response.service]
             return status.status, names
 
-    status, names = run(check())
+    status, names = asyncio.run(check())
     assert status == health_pb2.HealthCheckResponse.SERVING
     assert "gecserve.v1.Corrector" in names and "grpc.health.v1.Health" in names
+
+
+def test_grpc_requests_are_counted_with_their_api(server) -> None:
+    grpc_call(server, "Correct", pb.CorrectRequest(text="Tom found an owl."))
+    grpc_error(server, "Correct", pb.CorrectRequest())
+    metrics = httpx.get(server.url + "/metrics").text
+    assert 'api="grpc",arm="accelerated",experiment="none",outcome="ok",route="correct"' in metrics
+    assert 'api="grpc",arm="none",experiment="none",outcome="invalid",route="correct"' in metrics

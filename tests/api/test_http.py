@@ -1,42 +1,31 @@
-"""The HTTP API against a running server: shapes, offsets, backends, errors."""
+"""The HTTP API against a running server: shapes, offsets, arms, limits, one error shape everywhere."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
 
-from service.text.edits import Edit, apply_edits
+from tests.api.clients import post, rebuild
 
 TEXTS = [
     "i saw a apple yesterday.  We visited a island last week",
     "Tom found an honest owl.\r\nMy friend my friend bought a umbrella",
     "😀 i saw a apple 中文 é\tThe cat likes teh old car.",
+    "𝒜 i saw a apple. 👩‍👩‍👧 we visited a island",
 ]
 
 
-def post(server, path: str, payload: dict) -> httpx.Response:
-    return httpx.post(server.url + path, json=payload, timeout=30)
-
-
-def apply_utf16(text: str, edits: list[dict]) -> str:
-    units = text.encode("utf-16-le")
-    out, last = [], 0
-    for e in sorted(edits, key=lambda e: e["offset"]):
-        out.append(units[2 * last : 2 * e["offset"]])
-        out.append(e["replacement"].encode("utf-16-le"))
-        last = e["offset"] + e["length"]
-    out.append(units[2 * last :])
-    return b"".join(out).decode("utf-16-le")
-
-
-@pytest.mark.parametrize("text", TEXTS)
-def test_edits_applied_to_the_original_give_the_corrected_text(server, text: str) -> None:
-    body = post(server, "/v1/correct", {"text": text}).json()
-    edits = [Edit(e["offset"], e["offset"] + e["length"], e["original"], e["replacement"]) for e in body["edits"]]
-    assert apply_edits(text, edits) == body["text"]
-    assert body["edits"], "the fixture model corrects these"
-    utf16 = post(server, "/v1/correct", {"text": text, "offset_unit": "utf16"}).json()
-    assert apply_utf16(text, utf16["edits"]) == utf16["text"] == body["text"]
+@pytest.mark.parametrize("unit", ["codepoint", "utf16"])
+def test_edits_rebuild_the_corrected_text(server, unit: str) -> None:
+    """Offsets checked by an independent rebuild, for `text` and for `texts` (each paragraph its own)."""
+    singles = [post(server, "/v1/correct", {"text": t, "offset_unit": unit}).json() for t in TEXTS]
+    for text, body in zip(TEXTS, singles, strict=True):
+        assert rebuild(text, body["edits"], unit) == body["text"]
+    assert all(body["edits"] for body in singles), "the fixture model corrects these"
+    many = post(server, "/v1/correct", {"texts": TEXTS, "offset_unit": unit}).json()["results"]
+    for text, single, result in zip(TEXTS, singles, many, strict=True):
+        assert rebuild(text, result["edits"], unit) == result["text"] == single["text"]
+        assert result["edits"] == single["edits"]
 
 
 def test_response_shape_and_correction(server) -> None:
@@ -44,9 +33,10 @@ def test_response_shape_and_correction(server) -> None:
     assert response.status_code == 200
     body = response.json()
     assert body["text"] == "I saw an apple yesterday."
-    assert body["backend"] == "accelerated"
+    assert body["arm"] == body["backend"] == "accelerated" == response.headers["x-gecserve-arm"]
+    assert "experiment" not in body  # no experiment runs on this server
     assert body["model"] == {"name": "tiny-gec", "version": "1"}
-    assert set(body["timings_ms"]) == {"queue", "preprocess", "inference", "total"}
+    assert set(body["timings_ms"]) == {"preprocess", "cache", "queue", "inference", "postprocess", "total"}
     first = body["edits"][0]
     assert first["original"] == "i" and first["replacement"] == "I" and first["type"] == "capitalisation"
     assert set(first) == {"id", "offset", "length", "original", "replacement", "alternatives", "sentence", "type"}
@@ -58,17 +48,17 @@ def test_texts_form_keeps_order(server) -> None:
     assert "text" not in body
 
 
-def test_backends_agree(server) -> None:
-    texts = TEXTS
-    fast = post(server, "/v1/correct", {"texts": texts, "options": {"backend": "accelerated"}}).json()
-    slow = post(server, "/v1/correct", {"texts": texts, "options": {"backend": "autoregressive"}}).json()
-    assert fast["backend"] == "accelerated" and slow["backend"] == "autoregressive"
-    assert fast["results"] == slow["results"]
+def test_arms_agree_and_are_chosen_by_option_or_header(server) -> None:
+    fast = post(server, "/v1/correct", {"texts": TEXTS, "options": {"backend": "accelerated"}})
+    slow = post(server, "/v1/correct", {"texts": TEXTS}, headers={"X-Gecserve-Arm": "autoregressive"})
+    assert fast.json()["arm"] == "accelerated" and slow.json()["arm"] == "autoregressive"
+    assert slow.headers["x-gecserve-arm"] == "autoregressive"
+    assert fast.json()["results"] == slow.json()["results"]
 
 
 def test_alternatives_come_from_beam_search(server) -> None:
     body = post(server, "/v1/correct", {"text": "i saw a apple yesterday.", "options": {"alternatives": 3}}).json()
-    assert body["backend"] == "accelerated"  # the arm's backend label is the routed backend
+    assert body["arm"] == body["backend"] == "beam"  # an n-best list needs beam search
     assert body["text"] == "I saw an apple yesterday."
     assert all(len(e["alternatives"]) <= 3 for e in body["edits"])
 
@@ -95,7 +85,6 @@ def test_generate_beam_and_seeded_sampling(server) -> None:
         ({}, "exactly one"),
         ({"text": "a", "texts": ["b"]}, "exactly one"),
         ({"text": "a", "offset_unit": "bytes"}, "offset_unit"),
-        ({"text": "a", "options": {"backend": "quantum"}}, "backend"),
         ({"text": "a", "options": {"alternatives": 9}}, "alternatives"),
         ({"text": "a", "unknown": True}, "unknown"),
         ({"texts": []}, "texts"),
@@ -104,27 +93,75 @@ def test_generate_beam_and_seeded_sampling(server) -> None:
 def test_bad_fields_are_422_with_a_reason(server, payload: dict, fragment: str) -> None:
     response = post(server, "/v1/correct", payload)
     assert response.status_code == 422
+    assert response.json()["error"]["reason"] == "invalid"
     assert fragment in response.json()["error"]["message"]
 
 
-def test_invalid_json_is_422(server) -> None:
-    response = httpx.post(
-        server.url + "/v1/correct", content=b"{not json", timeout=10, headers={"content-type": "application/json"}
+def test_unknown_arm_is_400_naming_the_arms(server) -> None:
+    for response in (
+        post(server, "/v1/correct", {"text": "a", "options": {"backend": "quantum"}}),
+        post(server, "/v1/correct", {"text": "a"}, headers={"X-Gecserve-Arm": "quantum"}),
+    ):
+        assert response.status_code == 400
+        error = response.json()["error"]
+        assert error["reason"] == "unknown_arm"
+        assert "quantum" in error["message"] and "accelerated" in error["message"]
+    both = post(
+        server, "/v1/correct", {"text": "a", "options": {"backend": "beam"}}, headers={"X-Gecserve-Arm": "relaxed"}
     )
+    assert both.status_code == 422 and "disagree" in both.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "fragment"),
+    [
+        ({"text": "a", "num_return_sequences": 5, "num_beams": 2}, "num_beams"),
+        ({"text": "a", "strategy": "magic"}, "strategy"),
+        ({"text": "a", "top_p": 0}, "top_p"),
+        ({"text": "a", "strategy": "sample", "temperature": 1e-320}, "temperature"),
+        ({"text": "a", "strategy": "sample", "temperature": 0.001}, "temperature"),
+        ({"text": "a", "max_new_tokens": 1025}, "max_new_tokens"),
+    ],
+)
+def test_generate_bad_parameters_are_422(server, payload: dict, fragment: str) -> None:
+    response = post(server, "/v1/generate", payload)
     assert response.status_code == 422
-    assert response.json()["error"]["reason"] == "invalid"
+    assert fragment in response.json()["error"]["message"]
+
+
+def test_one_generation_limit_stated_once(server) -> None:
+    """The OpenAPI schema states the model's own limit, and the server refuses exactly above it."""
+    spec = httpx.get(server.url + "/openapi.json").json()
+    limit = int(spec["components"]["schemas"]["GenerateBody"]["properties"]["max_new_tokens"]["anyOf"][0]["maximum"])
+    assert post(server, "/v1/generate", {"text": "a b", "max_new_tokens": limit}).status_code == 200
+    refused = post(server, "/v1/generate", {"text": "a b", "max_new_tokens": limit + 1})
+    assert refused.status_code == 422 and str(limit) in refused.json()["error"]["message"]
+
+
+def test_invalid_json_and_invalid_utf8_are_422_in_the_error_shape(server) -> None:
+    for content in (b"{not json", b'{"text": "\xff\xfe"}'):
+        response = httpx.post(
+            server.url + "/v1/correct", content=content, timeout=10, headers={"content-type": "application/json"}
+        )
+        assert response.status_code == 422
+        assert response.json()["error"]["reason"] == "invalid"
+
+
+def test_every_error_has_one_shape(server) -> None:
+    for response, status, reason in (
+        (httpx.get(server.url + "/nowhere"), 404, "not_found"),
+        (httpx.get(server.url + "/v1/correct"), 405, "method_not_allowed"),
+        (httpx.put(server.url + "/v1/experiments/x/weights", json={"weights": {"a": 1}}), 403, "forbidden"),
+        (httpx.get(server.url + "/v1/experiments/none-such"), 404, "not_found"),
+    ):
+        assert response.status_code == status
+        assert response.json() == {"error": {"reason": reason, "message": response.json()["error"]["message"]}}
 
 
 def test_text_over_the_limit_is_413(server) -> None:
     response = post(server, "/v1/correct", {"text": "a" * 20_001})
     assert response.status_code == 413
     assert "20000" in response.json()["error"]["message"]
-
-
-def test_generate_bad_parameters_are_422(server) -> None:
-    assert post(server, "/v1/generate", {"text": "a", "num_return_sequences": 5, "num_beams": 2}).status_code == 422
-    assert post(server, "/v1/generate", {"text": "a", "strategy": "magic"}).status_code == 422
-    assert post(server, "/v1/generate", {"text": "a", "top_p": 0}).status_code == 422
 
 
 def test_empty_and_whitespace_text(server) -> None:
@@ -147,20 +184,21 @@ def test_health_readiness_docs_and_metrics(server) -> None:
         "gecserve_stage_duration_seconds_bucket",
         "gecserve_batch_size_bucket",
         "gecserve_decoder_passes",
-        "gecserve_cache_hits_total",
+        "gecserve_cache_lookups_total",
     ):
         assert name in metrics, name
     stats = httpx.get(server.url + "/v1/stats").json()
-    assert "accelerated" in stats["backends"]
+    assert stats["series"]["accelerated"]["1m"]["outcomes"]["ok"] >= 1
 
 
-def test_body_over_the_limit_is_413_before_it_is_read(server) -> None:
-    """The body limit (``service/api/limits.py``) answers from the declared length alone."""
-    body = b'{"text": "' + b"a" * 8_000_000 + b'"}'
-    response = httpx.post(
-        server.url + "/v1/correct", content=body, timeout=30, headers={"content-type": "application/json"}
-    )
-    assert response.status_code == 413
-    error = response.json()["error"]
-    assert error["reason"] == "too_large" and str(len(body)) in error["message"]
-    assert post(server, "/v1/correct", {"text": "i saw a apple"}).status_code == 200
+def test_stats_count_refused_requests_by_outcome(server) -> None:
+    def outcomes() -> dict[str, int]:
+        series = httpx.get(server.url + "/v1/stats").json()["series"]
+        return series.get("none", {}).get("1m", {}).get("outcomes", {})
+
+    before = outcomes()
+    post(server, "/v1/correct", {"text": "a" * 20_001})
+    post(server, "/v1/correct", {"text": 5})
+    after = outcomes()
+    assert after.get("too_large", 0) == before.get("too_large", 0) + 1
+    assert after.get("invalid", 0) == before.get("invalid", 0) + 1

@@ -1,30 +1,47 @@
-"""Concurrency, overload, deadlines and graceful shutdown against real servers."""
+"""Concurrency, overload, admission, deadlines and graceful shutdown against real servers."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 import re
 import signal
 import time
 
+import grpc
 import httpx
 import pytest
 
 from models.fixture import clean_sentence, corrupt
+from service.api.proto import gecserve_pb2 as pb
+from tests.api.clients import grpc_error
 from tests.api.server import start_server
+
+pytestmark = pytest.mark.slow
 
 
 def _paragraphs(count: int, sentences: int, seed: int = 0) -> list[str]:
-    import random
-
     rng = random.Random(seed)
     return [" ".join(corrupt(clean_sentence(rng), rng) + "." for _ in range(sentences)) for _ in range(count)]
 
 
-def _metric_sum_count(metrics: str, name: str, backend: str) -> tuple[float, float]:
-    total = re.search(rf'{name}_sum\{{backend="{backend}"\}} ([0-9.e+]+)', metrics)
-    count = re.search(rf'{name}_count\{{backend="{backend}"\}} ([0-9.e+]+)', metrics)
-    return float(total.group(1)), float(count.group(1))
+def _metric(metrics: str, name: str, **labels: str) -> float:
+    """The value of one sample (0 when absent); labels in any order."""
+    for line in metrics.splitlines():
+        if not line.startswith(name + "{"):
+            continue
+        found = dict(re.findall(r'(\w+)="([^"]*)"', line[len(name) : line.index("}") + 1]))
+        if found == labels:
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def _wait_for(condition, timeout: float = 60.0, every: float = 0.05) -> None:
+    """Poll until ``condition()`` holds (fails after ``timeout`` seconds: a generous bound, not a race)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(every)
 
 
 async def _post_all(url: str, payloads: list[dict]) -> list[httpx.Response]:
@@ -36,20 +53,19 @@ def test_concurrent_requests_batch_together_and_get_their_own_results(tmp_path) 
     server = start_server(tmp_path, max_wait_ms=5, cache_size=0)
     try:
         texts = _paragraphs(48, 2, seed=1)
-        sequential = [
-            httpx.post(server.url + "/v1/correct", json={"text": t}, timeout=30).json()["text"] for t in texts[:12]
-        ]
+        sequential = [httpx.post(server.url + "/v1/correct", json={"text": t}, timeout=30).json() for t in texts]
         responses = asyncio.run(_post_all(server.url + "/v1/correct", [{"text": t} for t in texts]))
-        assert all(r.status_code == 200 for r in responses)
-        assert [r.json()["text"] for r in responses[:12]] == sequential
-        for text, response in zip(texts, responses, strict=True):
-            body = response.json()
-            assert body["text"].lower().startswith(text.split()[0].lower()[:1])
+        assert [r.status_code for r in responses] == [200] * len(texts)
+        assert [(r.json()["text"], r.json()["edits"]) for r in responses] == [
+            (s["text"], s["edits"]) for s in sequential
+        ]
         metrics = httpx.get(server.url + "/metrics").text
-        rows, batches = _metric_sum_count(metrics, "gecserve_batch_size", "accelerated")
-        assert rows / batches > 1.5, f"mean batch size {rows / batches:.2f}: batches did not form"
+        jobs = _metric(metrics, "gecserve_batch_size_sum", queue="accelerated")
+        batches = _metric(metrics, "gecserve_batch_size_count", queue="accelerated")
+        assert batches < jobs, "every sentence was decoded alone: no batch formed"
     finally:
-        assert server.stop() == 0
+        stopped = server.stop()
+    assert stopped == 0
 
 
 def test_overload_gives_503_with_retry_after(tmp_path) -> None:
@@ -61,7 +77,7 @@ def test_overload_gives_503_with_retry_after(tmp_path) -> None:
         statuses = [r.status_code for r in responses]
         assert 503 in statuses and 200 in statuses, statuses
         rejected = next(r for r in responses if r.status_code == 503)
-        assert int(rejected.headers["retry-after"]) >= 1
+        assert 1 <= int(rejected.headers["retry-after"]) <= 60
         assert rejected.json()["error"]["reason"] == "overloaded"
         # The queue stays bounded and the server keeps serving afterwards.
         assert httpx.post(server.url + "/v1/correct", json={"text": "Tom found an owl."}).status_code == 200
@@ -72,20 +88,68 @@ def test_overload_gives_503_with_retry_after(tmp_path) -> None:
         server.stop()
 
 
+def test_admission_refuses_at_once_what_cannot_finish_by_its_deadline(tmp_path) -> None:
+    """200 simultaneous requests, more work than fits in the deadline: the excess gets 503 at once
+    (Retry-After from the backlog), and admitted requests finish in time instead of timing out."""
+    server = start_server(tmp_path, request_timeout_s=1.0, max_batch_size=1, max_queue=100_000, cache_size=0)
+    try:
+        payloads = [{"text": t} for t in _paragraphs(200, 12, seed=7)]
+        responses = asyncio.run(_post_all(server.url + "/v1/correct", payloads))
+        statuses = [r.status_code for r in responses]
+        assert statuses.count(200) > 0 and statuses.count(503) > 0, statuses
+        # Without admission by estimated wait, about 4 in 5 of these time out (the queue holds them all);
+        # with it, a burst from idle still sees a few (the estimate comes from calmer batches).
+        assert statuses.count(504) < len(statuses) // 4, f"{statuses.count(504)} admitted requests timed out"
+        refused = [r for r in responses if r.status_code == 503]
+        assert all(1 <= int(r.headers["retry-after"]) <= 60 for r in refused)
+        metrics = httpx.get(server.url + "/metrics").text
+        assert _metric(metrics, "gecserve_jobs_dropped_total", queue="accelerated", reason="wait") == len(refused)
+    finally:
+        server.stop()
+
+
 def test_request_over_its_deadline_gets_504_and_queued_jobs_are_dropped(tmp_path) -> None:
     # ~18k characters decoded one sentence per batch: far past 0.1 s even on a fast quiet machine.
     server = start_server(tmp_path, request_timeout_s=0.1, max_batch_size=1, max_queue=1024, cache_size=0)
     try:
         big = {"text": " ".join(_paragraphs(1, 400, seed=3))}
         response = httpx.post(server.url + "/v1/correct", json=big, timeout=30)
-        assert response.status_code == 504
-        assert response.json()["error"]["reason"] == "deadline"
-        time.sleep(0.5)
-        metrics = httpx.get(server.url + "/metrics").text
-        dropped = re.search(r'gecserve_rejections_total\{backend="accelerated",reason="deadline"\} ([0-9.]+)', metrics)
-        assert dropped and float(dropped.group(1)) > 0, "queued jobs past their deadline are dropped, not decoded"
+        assert response.status_code in (503, 504)  # refused at once, or admitted and dropped at its deadline
+        if response.status_code == 504:
+            assert response.json()["error"]["reason"] == "deadline"
+
+            def dropped() -> float:
+                metrics = httpx.get(server.url + "/metrics").text
+                return sum(
+                    _metric(metrics, "gecserve_jobs_dropped_total", queue="accelerated", reason=reason)
+                    for reason in ("deadline", "abandoned")
+                )
+
+            _wait_for(lambda: dropped() > 0)
         fast = httpx.post(server.url + "/v1/correct", json={"text": "Tom found an owl."}, timeout=30)
         assert fast.status_code == 200
+    finally:
+        server.stop()
+
+
+def test_decoding_stops_when_every_caller_is_past_its_deadline(tmp_path) -> None:
+    """A 16-beam generation far longer than its caller's gRPC deadline: the caller gets DEADLINE_EXCEEDED,
+    and the engine abandons the batch at its next decoder pass instead of finishing it for nobody."""
+    # Refusal by estimated wait off: the request is admitted whatever the estimate says.
+    server = start_server(tmp_path, request_timeout_s=60, cache_size=0, admit_within=0)
+    try:
+        sentences = _paragraphs(1, 300, seed=11)[0]
+        heavy = pb.GenerateRequest(text=sentences, num_beams=16, num_return_sequences=8, max_new_tokens=100)
+        error = grpc_error(server, "Generate", heavy, timeout=0.6)
+        assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+
+        def settled() -> bool:
+            metrics = httpx.get(server.url + "/metrics").text
+            idle = _metric(metrics, "gecserve_in_flight", queue="generate") == 0
+            return idle and _metric(metrics, "gecserve_jobs_dropped_total", queue="generate", reason="abandoned") > 0
+
+        _wait_for(settled)
+        assert httpx.post(server.url + "/v1/generate", json={"text": "i saw a apple"}, timeout=30).status_code == 200
     finally:
         server.stop()
 
@@ -100,8 +164,7 @@ def test_graceful_shutdown_finishes_in_flight_requests(tmp_path, sig) -> None:
 
     def admitted() -> float:
         metrics = httpx.get(server.url + "/metrics", timeout=5).text
-        found = re.search(r'gecserve_requests_in_progress\{route="/v1/correct"\} ([0-9.]+)', metrics)
-        return float(found.group(1)) if found else 0.0
+        return _metric(metrics, "gecserve_requests_in_progress", route="correct")
 
     async def scenario() -> list[httpx.Response]:
         async with httpx.AsyncClient(timeout=60) as client:

@@ -253,14 +253,14 @@ def test_bounded_queue_rejects_instead_of_growing() -> None:
     asyncio.run(main())
 
 
-def test_throughput_is_measured() -> None:
+def test_service_rate_is_learnt_from_the_batches_run() -> None:
     async def main() -> None:
         batcher = LocalBatcher(BatchPolicy(max_wait_ms=0), Recorder())
         batcher.start()
-        assert batcher.throughput() == 0.0
+        assert not batcher.rate.measured and batcher.estimated_wait(100) == 0.0
         for i in range(5):
-            await batcher.submit(Job(tokens=[i]))
-        assert batcher.throughput() > 0
+            await batcher.submit(Job(tokens=[i, i + 1]))
+        assert batcher.rate.measured and batcher.estimated_wait(100) > 0
         await batcher.stop()
 
     asyncio.run(main())

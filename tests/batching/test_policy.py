@@ -40,6 +40,7 @@ policy_strategy = st.builds(
     group_by_length=st.booleans(),
     fill_with_bulk=st.booleans(),
     promote_after_ms=st.none() | st.floats(0, 5000, allow_nan=False),
+    shadow_batch_size=st.integers(1, 4),
 )
 now_strategy = st.floats(0, 20, allow_nan=False)
 
@@ -64,13 +65,18 @@ def test_selection_invariants(pending: list[Job], now: float, policy: BatchPolic
         assert sel.batch == []
         return
 
-    # Budgets: size always; tokens unless a single job alone exceeds them.
-    assert 1 <= len(sel.batch) <= policy.max_batch_size
-    assert padded_tokens(sel.batch) <= policy.max_batch_tokens or len(sel.batch) == 1
-
     # The anchor: the oldest job of the best effective class is always taken.
     cls = {id(j): effective_class(j, now, policy) for j in live}
     best = min(cls.values())
+    shadow_batch = best == Priority.SHADOW
+
+    # Budgets: size always (a shadow batch is small); tokens unless a single job alone exceeds them.
+    rows = policy.shadow_batch_size if shadow_batch else policy.max_batch_size
+    assert 1 <= len(sel.batch) <= rows
+    assert padded_tokens(sel.batch) <= policy.max_batch_tokens or len(sel.batch) == 1
+    # Shadow jobs are never promoted, and never share a batch with served work.
+    assert all(cls[id(j)] == Priority.SHADOW for j in live if j.priority == Priority.SHADOW)
+    assert shadow_batch or all(j.priority != Priority.SHADOW for j in sel.batch)
     anchor = min((j for j in live if cls[id(j)] == best), key=lambda j: j.age_key)
     assert any(j is anchor for j in sel.batch)
 
@@ -84,8 +90,11 @@ def test_selection_invariants(pending: list[Job], now: float, policy: BatchPolic
 
     for left in sel.remaining:
         # Maximal: every left-out job that the policy could mix in would break a budget.
-        if policy.fill_with_bulk or cls[id(left)] == best:
-            assert not fits([*sel.batch, left], policy)
+        mixable = cls[id(left)] == best or (
+            policy.fill_with_bulk and best == Priority.INTERACTIVE and cls[id(left)] == Priority.BULK
+        )
+        if mixable:
+            assert len(sel.batch) == rows or not fits([*sel.batch, left], policy)
         # Priority: a lower class is only in the batch if this better job could not fit.
         if any(cls[id(b)] > cls[id(left)] for b in sel.batch):
             better = [b for b in sel.batch if cls[id(b)] <= cls[id(left)]]

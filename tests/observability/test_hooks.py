@@ -34,12 +34,12 @@ def test_local_batcher_feeds_metrics_and_stats() -> None:
         for family in text_string_to_metric_families(metrics.render().decode())
         for s in family.samples
     }
-    b = ("backend", "tiny/aggressive")
-    assert values[("gecserve_batch_size_sum", (b,))] == 4
-    assert values[("gecserve_batch_tokens_sum", (b,))] == 16
-    assert values[("gecserve_stage_duration_seconds_count", (b, ("stage", "queue_wait")))] == 4
-    assert values[("gecserve_stage_duration_seconds_count", (b, ("stage", "inference")))] == 1
-    assert values[("gecserve_rejections_total", (b, ("reason", "queue_full")))] == 1
-    assert values[("gecserve_queue_depth", (b,))] == 0
-    assert values[("gecserve_in_flight", (b,))] == 0
+    q = ("queue", "tiny/aggressive")
+    assert values[("gecserve_batch_size_sum", (q,))] == 4
+    assert values[("gecserve_batch_tokens_sum", (q,))] == 16
+    assert values[("gecserve_queue_wait_seconds_count", (q,))] == 4
+    assert values[("gecserve_batch_duration_seconds_count", (q,))] == 1
+    assert values[("gecserve_jobs_dropped_total", (q, ("reason", "queue_full")))] == 1
+    assert values[("gecserve_queue_depth", (q,))] == 0
+    assert values[("gecserve_in_flight", (q,))] == 0
     assert stats.window("tiny/aggressive", 60)["mean_batch_size"] == 4

@@ -117,10 +117,12 @@ def test_snapshot_is_json_ready() -> None:
     stats.record_batch("aggressive", 3)
     snap = json.loads(json.dumps(stats.snapshot()))
     assert snap["windows"] == ["1m", "5m"]
-    assert set(snap["backends"]) == {"greedy", "aggressive"}
-    assert snap["backends"]["greedy"]["1m"]["mean_batch_size"] is None
-    assert snap["backends"]["aggressive"]["5m"]["mean_batch_size"] == 3
-    assert stats.backends() == ["aggressive", "greedy"]
+    assert set(snap["series"]) == {"greedy", "aggressive"}
+    assert snap["series"]["greedy"]["1m"]["mean_batch_size"] is None
+    assert snap["series"]["aggressive"]["5m"]["mean_batch_size"] == 3
+    assert stats.series() == ["aggressive", "greedy"]
+    merged = stats.snapshot({"all": ["greedy", "aggressive"]})["series"]["all"]["1m"]
+    assert merged["requests"] == 2 and merged["batches"] == 1
 
 
 def test_concurrent_recording() -> None:
@@ -145,3 +147,71 @@ def test_concurrent_recording() -> None:
 def test_rejects_windows_shorter_than_a_bucket() -> None:
     with pytest.raises(ValueError):
         RollingStats(windows=(5.0,), bucket_s=10.0)
+
+
+def test_every_outcome_is_counted_and_only_successes_are_timed() -> None:
+    clock = Clock()
+    stats = RollingStats(clock=clock)
+    stats.record_request("a", 0.01, sentences=2, edits=1)
+    stats.record_request("a", 5.0, outcome="deadline")
+    stats.record_request("a", 0.0, outcome="overloaded")
+    window = stats.window("a", 60)
+    assert window["requests"] == 3
+    assert window["outcomes"] == {"deadline": 1, "ok": 1, "overloaded": 1}
+    assert window["latency_ms"]["p99"] == pytest.approx(10, rel=0.01)  # the 5 s deadline is not a latency
+    totals = stats.totals("a")
+    assert (totals.requests, totals.sentences, totals.edits) == (3, 2, 1)
+
+
+def test_totals_outlive_the_window_and_keep_stages() -> None:
+    clock = Clock(0.0)
+    stats = RollingStats(clock=clock)
+    stats.record_request("a", 0.02, stages={"queue": 0.001, "inference": 0.015})
+    clock.t = 10_000.0
+    stats.record_request("a", 0.04, stages={"queue": 0.003, "inference": 0.030})
+    assert stats.window("a", 300)["requests"] == 1
+    totals = stats.totals("a")
+    assert totals.latency.count == 2
+    assert totals.stages["inference"].get_quantile_value(1.0) == pytest.approx(0.030, rel=0.01)
+    assert totals.stages["queue"].count == 2
+    assert stats.totals("never").requests == 0
+
+
+def close(a: object, b: object) -> bool:
+    """Equal, floats to 1e-9 (a decoded sketch's bin boundaries differ in the last bits)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
+    if isinstance(a, float) and isinstance(b, float):
+        return a == pytest.approx(b, rel=1e-9)
+    return a == b
+
+
+def test_replicas_merge_to_the_numbers_of_one() -> None:
+    """Two replicas' exports absorbed into a third give what one process recording everything gives."""
+    clock = Clock(2000.0)
+    rng = random.Random(5)
+    one, first, second = (RollingStats(clock=clock) for _ in range(3))
+    for i in range(400):
+        clock.t = 2000.0 + i * 0.5
+        latency = rng.lognormvariate(math.log(0.02), 0.8)
+        outcome = "ok" if i % 10 else "deadline"
+        one.record_request("a", latency, outcome, sentences=2, stages={"inference": latency / 2})
+        (first if i % 3 else second).record_request(
+            "a", latency, outcome, sentences=2, stages={"inference": latency / 2}
+        )
+    merged = RollingStats(clock=clock)
+    for replica in (first, second):
+        merged.absorb(json.loads(json.dumps(replica.export())))
+    for seconds in (60, 300):
+        assert close(merged.window("a", seconds), one.window("a", seconds))
+    assert merged.totals("a").outcomes == one.totals("a").outcomes
+    assert merged.totals("a").latency.get_quantile_value(0.99) == pytest.approx(
+        one.totals("a").latency.get_quantile_value(0.99), rel=1e-9
+    )
+    assert all(close(a, b) for a, b in zip(merged.timeline("a"), one.timeline("a"), strict=True))
+    assert [p["requests"] for p in merged.timeline("a")] == [20] * 20  # 200 s in 10 s buckets
+
+
+def test_absorb_refuses_other_bucket_sizes() -> None:
+    with pytest.raises(ValueError, match="bucket"):
+        RollingStats(bucket_s=10.0).absorb(RollingStats(bucket_s=5.0).export())

@@ -1,4 +1,4 @@
-"""The pipeline in-process with the real engine: cache, dedup, arms, errors (no web framework)."""
+"""The pipeline in-process with the real engine: cache, dedup, routing, accounting, errors (no web framework)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from service.config import Settings
-from service.pipeline.errors import InvalidRequestError, PayloadTooLargeError
+from service.pipeline.errors import PayloadTooLargeError, UnknownArmRequestError
 from service.pipeline.pipeline import Pipeline
 from service.pipeline.types import CorrectRequest, GenerateRequest
 from tests.conftest import FIXTURE_MODEL
@@ -26,17 +26,22 @@ async def with_pipeline(config: Settings, body):
         await pipeline.stop()
 
 
-def counter(pipeline: Pipeline, name: str) -> float:
-    return pipeline.metrics.registry.get_sample_value(name) or 0.0
+def sample(pipeline: Pipeline, name: str, **labels: str) -> float:
+    return pipeline.metrics.registry.get_sample_value(name, labels) or 0.0
 
 
 def test_repeated_sentences_are_decoded_once() -> None:
     async def body(pipeline: Pipeline):
         text = "I saw a apple. I saw a apple. Tom found an owl."
         first = await pipeline.correct(CorrectRequest([text], single=True))
-        hits_before = counter(pipeline, "gecserve_cache_hits_total")
+        hits_before = sample(pipeline, "gecserve_cache_lookups_total", level="memory", result="hit")
         second = await pipeline.correct(CorrectRequest([text], single=True))
-        return first, second, hits_before, counter(pipeline, "gecserve_cache_hits_total")
+        return (
+            first,
+            second,
+            hits_before,
+            sample(pipeline, "gecserve_cache_lookups_total", level="memory", result="hit"),
+        )
 
     first, second, hits_before, hits_after = asyncio.run(with_pipeline(settings(), body))
     assert (
@@ -46,18 +51,25 @@ def test_repeated_sentences_are_decoded_once() -> None:
     assert second.timings.inference == 0
 
 
-def test_validation_errors() -> None:
+def test_refusals_are_errors_and_are_counted_by_outcome() -> None:
     async def body(pipeline: Pipeline):
         with pytest.raises(PayloadTooLargeError):
             await pipeline.correct(CorrectRequest(["x" * 101], single=True))
         with pytest.raises(PayloadTooLargeError):
             await pipeline.correct(CorrectRequest(["a", "b", "c"], single=False))
-        with pytest.raises(InvalidRequestError):
-            await pipeline.correct(CorrectRequest(["a"], single=True, backend="nope"))
-        with pytest.raises(InvalidRequestError):
-            await pipeline.generate(GenerateRequest("a", num_return_sequences=3, num_beams=2))
+        with pytest.raises(UnknownArmRequestError, match="accelerated, autoregressive"):
+            await pipeline.correct(CorrectRequest(["a"], single=True, arm="nope"), api="grpc")
+        await pipeline.correct(CorrectRequest(["Tom found an owl."], single=True, arm="autoregressive"))
+        return pipeline
 
-    asyncio.run(with_pipeline(settings(max_text_chars=100, max_texts=2), body))
+    pipeline = asyncio.run(with_pipeline(settings(max_text_chars=100, max_texts=2), body))
+    count = "gecserve_request_duration_seconds_count"
+    common = {"route": "correct", "experiment": "none"}
+    assert sample(pipeline, count, api="http", arm="none", outcome="too_large", **common) == 2
+    assert sample(pipeline, count, api="grpc", arm="none", outcome="unknown_arm", **common) == 1
+    assert sample(pipeline, count, api="http", arm="autoregressive", outcome="ok", **common) == 1
+    window = pipeline.stats.window(["none", "autoregressive"], 60)
+    assert window["outcomes"] == {"ok": 1, "too_large": 2, "unknown_arm": 1}
 
 
 def test_generate_combines_sentences() -> None:
@@ -67,3 +79,16 @@ def test_generate_combines_sentences() -> None:
     result = asyncio.run(with_pipeline(settings(), body))
     assert len(result.sequences) == 2
     assert result.sequences[0][0].startswith("I saw an apple.")
+
+
+def test_text_the_model_cannot_read_never_reaches_a_queue() -> None:
+    texts = ["我喜欢猫。", "😀😀😀", "Привет, как дела?", "12 345", "مرحبا بالعالم"]
+
+    async def body(pipeline: Pipeline):
+        result = await pipeline.correct(CorrectRequest(texts, single=False))
+        return result, sample(pipeline, "gecserve_batch_size_count", queue="accelerated")
+
+    result, batches = asyncio.run(with_pipeline(settings(), body))
+    assert [c.text for c in result.corrections] == texts
+    assert all(c.edits == [] for c in result.corrections)
+    assert batches == 3  # the warm-up rounds only

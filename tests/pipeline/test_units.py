@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.pipeline.units import assemble, plan_units
+from service.text.script import editable
 
 
 def encode(text: str) -> list[int]:
@@ -52,20 +53,46 @@ def test_edit_ids_are_stable_across_positions() -> None:
     assert a[0].id == b[0].id and a[0].start != b[0].start
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=80), st.data())
-def test_assembled_text_equals_units_replaced(paragraph: str, data) -> None:
-    units = plan_units(paragraph, encode, 30)
-    corrected_units = [data.draw(st.text(max_size=20)) for _ in units]
-    corrected, edits = assemble(paragraph, units, corrected_units)
+def _units_replaced(paragraph: str, units, corrected_units: list[str]) -> str:
     rebuilt, last = [], 0
     for unit, text in zip(units, corrected_units, strict=True):
         rebuilt.append(paragraph[last : unit.start])
         rebuilt.append(text)
         last = unit.start + len(unit.normalized.source)
     rebuilt.append(paragraph[last:])
-    expected = "".join(rebuilt)
+    return "".join(rebuilt)
+
+
+# Characters every edit may touch: ASCII letters, digits, punctuation and blanks.
+EDITABLE_TEXT = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=80)
+
+
+@settings(max_examples=200, deadline=None)
+@given(EDITABLE_TEXT, st.data())
+def test_assembled_text_equals_units_replaced(paragraph: str, data) -> None:
+    units = plan_units(paragraph, encode, 30)
+    corrected_units = [data.draw(EDITABLE_TEXT.filter(lambda t: len(t) <= 20)) for _ in units]
+    corrected, edits = assemble(paragraph, units, corrected_units)
     # Units whose normalised text differs from the source keep their source where unedited.
     if all(u.normalized.text == u.normalized.source for u in units):
-        assert corrected == expected
+        assert corrected == _units_replaced(paragraph, units, corrected_units)
     assert all(paragraph[e.start : e.end] == e.original for e in edits)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80), st.data())
+def test_characters_the_model_cannot_write_are_never_edited(paragraph: str, data) -> None:
+    """Any Unicode in, any output from the model: edits rebuild the text, and an edit never touches or
+    writes a character outside what the model reads (so such characters come back as they were)."""
+    units = plan_units(paragraph, encode, 30)
+    corrected_units = [data.draw(st.text(max_size=20)) for _ in units]
+    corrected, edits = assemble(paragraph, units, corrected_units)
+    out, last = [], 0
+    for edit in edits:
+        assert paragraph[edit.start : edit.end] == edit.original
+        assert editable(edit.original) and editable(edit.replacement)
+        out += [paragraph[last : edit.start], edit.replacement]
+        last = edit.end
+    assert "".join([*out, paragraph[last:]]) == corrected
+    kept = [c for c in paragraph if not editable(c)]
+    assert [c for c in corrected if not editable(c)] == kept

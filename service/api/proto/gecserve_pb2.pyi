@@ -65,16 +65,20 @@ class ModelInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class Timings(_message.Message):
-    __slots__ = ("queue", "preprocess", "inference", "total")
+    __slots__ = ("queue", "preprocess", "inference", "total", "cache", "postprocess")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     PREPROCESS_FIELD_NUMBER: _ClassVar[int]
     INFERENCE_FIELD_NUMBER: _ClassVar[int]
     TOTAL_FIELD_NUMBER: _ClassVar[int]
+    CACHE_FIELD_NUMBER: _ClassVar[int]
+    POSTPROCESS_FIELD_NUMBER: _ClassVar[int]
     queue: float
     preprocess: float
     inference: float
     total: float
-    def __init__(self, queue: _Optional[float] = ..., preprocess: _Optional[float] = ..., inference: _Optional[float] = ..., total: _Optional[float] = ...) -> None: ...
+    cache: float
+    postprocess: float
+    def __init__(self, queue: _Optional[float] = ..., preprocess: _Optional[float] = ..., inference: _Optional[float] = ..., total: _Optional[float] = ..., cache: _Optional[float] = ..., postprocess: _Optional[float] = ...) -> None: ...
 
 class Correction(_message.Message):
     __slots__ = ("text", "edits")
@@ -85,20 +89,24 @@ class Correction(_message.Message):
     def __init__(self, text: _Optional[str] = ..., edits: _Optional[_Iterable[_Union[Edit, _Mapping]]] = ...) -> None: ...
 
 class CorrectResponse(_message.Message):
-    __slots__ = ("text", "edits", "results", "model", "backend", "timings_ms")
+    __slots__ = ("text", "edits", "results", "model", "backend", "timings_ms", "arm", "experiment")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     EDITS_FIELD_NUMBER: _ClassVar[int]
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     BACKEND_FIELD_NUMBER: _ClassVar[int]
     TIMINGS_MS_FIELD_NUMBER: _ClassVar[int]
+    ARM_FIELD_NUMBER: _ClassVar[int]
+    EXPERIMENT_FIELD_NUMBER: _ClassVar[int]
     text: str
     edits: _containers.RepeatedCompositeFieldContainer[Edit]
     results: _containers.RepeatedCompositeFieldContainer[Correction]
     model: ModelInfo
     backend: str
     timings_ms: Timings
-    def __init__(self, text: _Optional[str] = ..., edits: _Optional[_Iterable[_Union[Edit, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[Correction, _Mapping]]] = ..., model: _Optional[_Union[ModelInfo, _Mapping]] = ..., backend: _Optional[str] = ..., timings_ms: _Optional[_Union[Timings, _Mapping]] = ...) -> None: ...
+    arm: str
+    experiment: str
+    def __init__(self, text: _Optional[str] = ..., edits: _Optional[_Iterable[_Union[Edit, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[Correction, _Mapping]]] = ..., model: _Optional[_Union[ModelInfo, _Mapping]] = ..., backend: _Optional[str] = ..., timings_ms: _Optional[_Union[Timings, _Mapping]] = ..., arm: _Optional[str] = ..., experiment: _Optional[str] = ...) -> None: ...
 
 class GenerateRequest(_message.Message):
     __slots__ = ("text", "num_return_sequences", "strategy", "num_beams", "temperature", "top_k", "top_p", "seed", "max_new_tokens")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from service.engine.decoding.types import DecodeParams, DecodeResult, default_max_new_tokens, top_gap
-from service.engine.model import Seq2SeqModel
+from service.engine.model import Seq2SeqModel, StopCheck
 
 MAX_ANCHOR = 3
 
@@ -65,7 +65,9 @@ def _accepts(params: DecodeParams, position_logits: np.ndarray, argmax: int, tok
     return False
 
 
-def aggressive(model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams) -> list[DecodeResult]:
+def aggressive(
+    model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams, stop: StopCheck | None = None
+) -> list[DecodeResult]:
     """Decode every source with input-guided aggressive decoding."""
     m = model.manifest
     eos, pad = m.eos_token_id, m.pad_token_id
@@ -79,7 +81,7 @@ def aggressive(model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: De
         )
         for s in sources
     ]
-    state = model.start(sources)
+    state = model.start(sources, stop)
     active = list(range(len(rows)))
     while active:
         blocks = []

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis, default_max_new_tokens
-from service.engine.model import Seq2SeqModel
+from service.engine.model import Seq2SeqModel, StopCheck
 
 
 @dataclass
@@ -139,7 +139,9 @@ def _finish(source: _Source, count: int) -> DecodeResult:
     return result
 
 
-def beam(model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams) -> list[DecodeResult]:
+def beam(
+    model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams, stop: StopCheck | None = None
+) -> list[DecodeResult]:
     """Decode every source with beam search; a source leaves the batch once it is done."""
     check_beam_params(params)
     m = model.manifest
@@ -159,7 +161,7 @@ def beam(model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodePa
         )
         for s in sources
     ]
-    state = model.start(sources)
+    state = model.start(sources, stop)
     active = list(range(len(sources)))
     step = 0  # tokens generated so far
     tokens = np.tile(prefix, (len(sources), 1))

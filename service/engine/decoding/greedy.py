@@ -7,10 +7,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from service.engine.decoding.types import DecodeParams, DecodeResult, default_max_new_tokens, top_gap
-from service.engine.model import Seq2SeqModel
+from service.engine.model import Seq2SeqModel, StopCheck
 
 
-def greedy(model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams) -> list[DecodeResult]:
+def greedy(
+    model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams, stop: StopCheck | None = None
+) -> list[DecodeResult]:
     """Decode every source greedily; rows leave the batch as they finish."""
     m = model.manifest
     prefix = np.array(m.decoder_prefix_ids, dtype=np.int64)
@@ -18,7 +20,7 @@ def greedy(model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: Decode
     limits = [
         params.max_new_tokens or default_max_new_tokens(len(s), m.max_target_positions, len(prefix)) for s in sources
     ]
-    state = model.start(sources)
+    state = model.start(sources, stop)
     active = np.arange(len(sources))
     tokens = np.tile(prefix, (len(sources), 1))
     while len(active):

@@ -4,7 +4,9 @@ Per step the logits are divided by ``temperature`` (skipped at 1.0), then everyt
 ``top_k``-th largest value is dropped (``top_k=0``: off; ties with the k-th are kept), then the
 nucleus filter drops, from the least likely token up, every token whose cumulative probability
 is <= ``1 - top_p`` (the most likely token always stays; ``top_p=1``: off); the next token is
-drawn from the softmax of what is left. ``temperature <= 0`` or ``top_k=1`` is greedy decoding.
+drawn from the softmax of what is left. ``temperature`` 0 or ``top_k=1`` is greedy decoding; a
+temperature between 0 and ``MIN_TEMPERATURE`` is refused (dividing logits by a subnormal number
+overflows them to infinity, and below 0.01 sampling is greedy decoding in all but name).
 
 Each source yields ``num_return_sequences`` samples, in draw order; ``tokens`` is the first.
 A sample's score is its log-probability under the unmodified model (sum of ``log_softmax`` of
@@ -27,7 +29,7 @@ import numpy as np
 
 from service.engine.decoding.beam import log_softmax
 from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis, default_max_new_tokens
-from service.engine.model import Seq2SeqModel
+from service.engine.model import Seq2SeqModel, StopCheck
 
 
 @dataclass
@@ -39,21 +41,30 @@ class _Sample:
     finished: bool = True
 
 
+MIN_TEMPERATURE = 0.01
+MAX_TEMPERATURE = 10.0
+
+
 def check_sampling_params(params: DecodeParams) -> None:
     """Raise ``ValueError`` for settings that have no meaning."""
+    if not (params.temperature == 0.0 or MIN_TEMPERATURE <= params.temperature <= MAX_TEMPERATURE):
+        raise ValueError(
+            f"temperature must be 0 (greedy) or between {MIN_TEMPERATURE:g} and {MAX_TEMPERATURE:g},"
+            f" got {params.temperature}"
+        )
     if params.num_return_sequences < 1:
         raise ValueError(f"num_return_sequences must be >= 1, got {params.num_return_sequences}")
     if params.top_k < 0:
         raise ValueError(f"top_k must be >= 0 (0: off), got {params.top_k}")
-    if not 0.0 <= params.top_p <= 1.0:
-        raise ValueError(f"top_p must be in [0, 1], got {params.top_p}")
+    if not 0.0 < params.top_p <= 1.0:
+        raise ValueError(f"top_p must be in (0, 1], got {params.top_p}")
     if params.seed is not None and params.seed < 0:
         raise ValueError(f"seed must be >= 0, got {params.seed}")
 
 
 def is_greedy(params: DecodeParams) -> bool:
     """Settings under which sampling always takes the most likely token."""
-    return params.temperature <= 0.0 or params.top_k == 1
+    return params.temperature == 0.0 or params.top_k == 1
 
 
 def warp(logits: np.ndarray, params: DecodeParams) -> np.ndarray:
@@ -112,7 +123,9 @@ def _results(samples: list[_Sample], passes: list[int], count: int) -> list[Deco
     return results
 
 
-def sample(model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams) -> list[DecodeResult]:
+def sample(
+    model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams, stop: StopCheck | None = None
+) -> list[DecodeResult]:
     """Draw ``num_return_sequences`` samples per source; rows leave the batch as they finish."""
     check_sampling_params(params)
     m = model.manifest
@@ -125,7 +138,7 @@ def sample(model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: Decode
         for _ in range(count)
     ]
     passes = [0] * len(sources)
-    state = model.start(sources)
+    state = model.start(sources, stop)
     active = list(range(len(samples)))
     feed = [i // count for i in active]  # state row holding each active sample's logits
     tokens = np.tile(prefix, (len(sources), 1))

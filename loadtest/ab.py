@@ -1,0 +1,180 @@
+"""An A/B run at a fixed offered load: editor traffic against a server running an experiment, read back
+through the experiment's own report.
+
+    python -m loadtest.ab --spawn models/gec-default \\
+        --experiment deploy/experiments/accelerated-vs-autoregressive.yaml \\
+        --input ../shared/data/dev/fce.dev.detok.src --rate 10 --duration 120 [--users 300] [--json OUT]
+
+Requests arrive as a Poisson stream at ``--rate`` per second (an open loop: the offered load does
+not fall when the server slows down), each from one of ``--users`` simulated users (a stable
+``client.user_id``, so the experiment's sticky assignment holds) with the next line of the input.
+The arm of each answer is the one the response names. At the end the script prints, per arm, the
+latency percentiles seen by the client and those the server reports with their 95% intervals,
+the speedups with their intervals and the median test, the shadow agreement and the sample-ratio
+check, and writes them as JSON. ``--spawn`` starts the server (sentence cache off) and stops it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import resource
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+from tqdm import tqdm
+
+from service.bench.report import latency_summary, table, write_json
+from service.bench.spawn import start_server
+
+
+async def offered_load(
+    url: str, lines: list[str], rate: float, duration: float, users: int, seed: int
+) -> dict[str, Any]:
+    """Send a Poisson stream of requests; latencies per answering arm, and status counts."""
+    rng = random.Random(seed)
+    latencies: dict[str, list[float]] = defaultdict(list)
+    statuses: dict[str, int] = defaultdict(int)
+    tasks: list[asyncio.Task[None]] = []
+    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
+
+    async def one(client: httpx.AsyncClient, index: int, user: int) -> None:
+        payload = {"text": lines[index % len(lines)], "client": {"user_id": f"user-{user}"}}
+        started = time.perf_counter()
+        try:
+            response = await client.post(f"{url}/v1/correct", json=payload)
+        except httpx.HTTPError as error:
+            statuses[type(error).__name__] += 1
+            return
+        statuses[str(response.status_code)] += 1
+        if response.status_code == 200:
+            latencies[response.json()["arm"]].append(time.perf_counter() - started)
+
+    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+        start = time.perf_counter()
+        next_at, index = start, 0
+        with tqdm(total=int(rate * duration), desc=f"A/B at {rate:g} req/s", unit="req", file=sys.stderr) as bar:
+            while next_at - start < duration:
+                await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
+                tasks.append(asyncio.create_task(one(client, index, rng.randrange(users))))
+                bar.update(1)
+                index += 1
+                next_at += rng.expovariate(rate)
+            await asyncio.gather(*tasks)
+        elapsed = time.perf_counter() - start
+    return {"sent": index, "elapsed_s": elapsed, "statuses": dict(statuses), "latencies": dict(latencies)}
+
+
+def _interval(entry: dict[str, Any]) -> str:
+    if entry.get("value") is None:
+        return "-"
+    ci = entry.get("ci")
+    return f"{entry['value']:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{entry['value']:.2f}"
+
+
+def summarise(client: dict[str, Any], report: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    rows = []
+    for arm in report["arms"]:
+        seen = latency_summary(client["latencies"].get(arm["name"], []))
+        rows.append(
+            {
+                "arm": arm["name"],
+                "requests": arm["requests"],
+                "errors": arm["errors"],
+                "client_p50_ms": seen["p50_ms"],
+                "client_p95_ms": seen["p95_ms"],
+                "client_p99_ms": seen["p99_ms"],
+                **{f"server_{p}_ms": _interval(arm["latency_ms"][p]) for p in ("p50", "p95", "p99")},
+            }
+        )
+    shadow = report.get("shadow") or {}
+    verdict = {
+        "comparisons": [
+            {
+                "arm": c["arm"],
+                "control": c["control"],
+                **{f"speedup_{p}": _interval(c["speedup"][p]) for p in ("p50", "p95", "p99")},
+                "median_test_p": c["median_test"]["p_value"],
+            }
+            for c in report["comparisons"]
+        ],
+        "agreement": [
+            {k: pair[k] for k in ("served", "shadow", "compared", "agreed", "agreement")}
+            for pair in shadow.get("pairs", [])
+        ],
+        "sample_ratio": {k: report["sample_ratio"][k] for k in ("observed", "expected_share", "p_value", "mismatch")},
+    }
+    return rows, verdict
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m loadtest.ab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--url", default="http://127.0.0.1:8000", help="a running server (with --experiment)")
+    parser.add_argument("--spawn", type=Path, default=None, metavar="MODEL", help="start a server for MODEL")
+    parser.add_argument("--experiment", type=Path, required=True, help="the experiment file the server runs")
+    parser.add_argument("--input", type=Path, required=True, help="one paragraph per line")
+    parser.add_argument("--rate", type=float, default=10.0, help="offered load, requests per second")
+    parser.add_argument("--duration", type=float, default=120.0, help="seconds of load")
+    parser.add_argument("--users", type=int, default=300, help="simulated users (sticky user ids)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--settle", type=float, default=3.0, help="seconds for shadow runs to finish before reading")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    name = yaml.safe_load(args.experiment.read_text())["name"]
+    lines = [line.strip() for line in args.input.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if args.spawn is None:
+        return _run(args, name, lines, args.url)
+    with tempfile.TemporaryDirectory() as logs:
+        server = start_server(args.spawn, Path(logs), cache_size=0, experiment=args.experiment.resolve())
+        try:
+            return _run(args, name, lines, server.url)
+        finally:
+            server.stop()
+
+
+def _run(args: argparse.Namespace, name: str, lines: list[str], url: str) -> int:
+    cpu_before = resource.getrusage(resource.RUSAGE_SELF)
+    client = asyncio.run(offered_load(url, lines, args.rate, args.duration, args.users, args.seed))
+    cpu_after = resource.getrusage(resource.RUSAGE_SELF)
+    generator_cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
+    time.sleep(args.settle)
+    report = httpx.get(f"{url}/v1/experiments/{name}", timeout=60).json()
+    rows, verdict = summarise(client, report)
+    print(table(rows, list(rows[0])))
+    print(table(verdict["comparisons"], list(verdict["comparisons"][0])) if verdict["comparisons"] else "")
+    for pair in verdict["agreement"]:
+        print(f"shadow {pair['served']} vs {pair['shadow']}: {pair['agreed']}/{pair['compared']} sentences agree")
+    srm = verdict["sample_ratio"]
+    print(f"sample ratio: observed {srm['observed']}, p = {srm['p_value']}, mismatch: {srm['mismatch']}")
+    print(f"offered {args.rate:g} req/s for {client['elapsed_s']:.0f} s: {client['statuses']};")
+    print(f"load generator CPU: {generator_cpu:.1f} s ({100 * generator_cpu / client['elapsed_s']:.0f}% of one core)")
+    if args.json:
+        write_json(
+            args.json,
+            {
+                "command": " ".join(sys.argv),
+                "experiment": name,
+                "offered_rate": args.rate,
+                "duration_s": client["elapsed_s"],
+                "sent": client["sent"],
+                "statuses": client["statuses"],
+                "load_generator_cpu_s": generator_cpu,
+                "rows": rows,
+                **verdict,
+                "report": report,
+            },
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

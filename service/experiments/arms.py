@@ -1,0 +1,116 @@
+"""The one table of arms: every decoding ``/v1/correct`` can run, by name.
+
+A *backend* is a named decoding the engine offers (strategy and parameters). An *arm* is what a
+request is served by: a backend, or an experiment's named arm that runs a backend with some of
+its decoding knobs changed. ``options.backend``, the ``X-Gecserve-Arm`` header, gRPC metadata,
+experiment files and ``GECSERVE_DEFAULT_BACKEND`` all resolve through ``BACKENDS`` and ``Arm``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from service.engine.decoding.types import DecodeParams
+
+__all__ = ["ALTERNATIVES_BACKEND", "BACKENDS", "TUNABLE", "Arm", "Backend", "UnknownArmError"]
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    strategy: str  # engine strategy (service.engine.engine.STRATEGIES)
+    params: DecodeParams
+    description: str
+    exact: bool  # gives greedy decoding's output token for token
+
+
+BACKENDS: dict[str, Backend] = {
+    backend.name: backend
+    for backend in (
+        Backend(
+            "accelerated",
+            "aggressive",
+            DecodeParams(),
+            "input-guided aggressive decoding: greedy's output with a fraction of the decoder passes",
+            exact=True,
+        ),
+        Backend("autoregressive", "greedy", DecodeParams(), "greedy decoding, one token per pass (the baseline)", True),
+        Backend(
+            "beam",
+            "beam",
+            DecodeParams(num_beams=6, num_return_sequences=6),
+            "beam search with 6 beams; its n-best list serves options.alternatives",
+            exact=False,
+        ),
+        Backend(
+            "relaxed",
+            "aggressive",
+            DecodeParams(relaxed_top_k=2),
+            "aggressive decoding that accepts a draft token within the model's top 2 (lossy, fewer passes)",
+            exact=False,
+        ),
+    )
+}
+
+ALTERNATIVES_BACKEND = "beam"  # requests asking for alternatives need an n-best list
+
+# Decoding knobs an experiment arm may change, with what each must satisfy.
+TUNABLE: dict[str, str] = {
+    "max_draft": "aggressive decoding: draft tokens verified per pass (>= 1)",
+    "num_beams": "beam search: beams kept (>= 1)",
+    "length_penalty": "beam search: exponent of the length normalisation",
+    "relaxed_top_k": "aggressive decoding: accept draft tokens within the top k (1 = exact)",
+    "min_block": "aggressive decoding: draft tokens always accepted per pass (0 = exact)",
+}
+
+
+class UnknownArmError(ValueError):
+    """A request or file named an arm that does not exist."""
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        self.name = name
+        self.known = known
+        super().__init__(f"unknown arm {name!r}; choose one of {', '.join(known)}")
+
+
+@dataclass(frozen=True)
+class Arm:
+    """A named way of serving a request: a backend plus changed decoding knobs (``overrides``)."""
+
+    name: str
+    backend: str
+    overrides: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise UnknownArmError(self.backend, sorted(BACKENDS))
+        unknown = [key for key, _ in self.overrides if key not in TUNABLE]
+        if unknown:
+            raise ValueError(f"arm {self.name!r}: {', '.join(unknown)} cannot be tuned; tunable: {', '.join(TUNABLE)}")
+
+    @classmethod
+    def of_backend(cls, name: str) -> Arm:
+        """The built-in arm that runs backend ``name`` as it is."""
+        if name not in BACKENDS:
+            raise UnknownArmError(name, sorted(BACKENDS))
+        return cls(name, name)
+
+    @property
+    def strategy(self) -> str:
+        return BACKENDS[self.backend].strategy
+
+    @property
+    def params(self) -> DecodeParams:
+        return replace(BACKENDS[self.backend].params, **dict(self.overrides))
+
+    @property
+    def queue(self) -> str:
+        """The batching queue it runs in: its backend's, unless it changes the decoding."""
+        return self.name if self.overrides else self.backend
+
+    @property
+    def exact(self) -> bool:
+        """Gives greedy decoding's output (what the shadow agreement of two exact arms expects: 100%)."""
+        params = self.params
+        return BACKENDS[self.backend].exact and params.relaxed_top_k <= 1 and params.min_block == 0

@@ -1,0 +1,400 @@
+"""The experiment a replica serves: routing requests to arms, the per-arm numbers, shadow agreement,
+and the admin changes (start, stop, weights), shared with the other replicas through the store.
+
+Routing (``route``), in order: a request that names an arm (``options.backend`` or the
+``X-Gecserve-Arm`` header) gets it, counted as an ``override`` and kept out of the experiment's
+numbers; a request that asks for alternatives goes to the beam backend (it needs an n-best list),
+also outside the experiment; with no running experiment, the default backend; otherwise the
+experiment assigns: sticky by user key (``sticky``), or a random bucket for a request with no
+key (``random``, the unkeyed count). A sampled share of assigned requests also names a shadow arm.
+
+With Redis, a background task refreshes the state (so a weight change on one replica reaches all
+within a second) and publishes this replica's numbers; reads merge every replica's numbers.
+Redis trouble never fails a request: routing goes on with the last state known, and reads fall
+back to this replica's own numbers, saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections import Counter, deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from service.experiments.analysis import compare, sample_ratio, summarise
+from service.experiments.arms import ALTERNATIVES_BACKEND, BACKENDS, Arm, UnknownArmError
+from service.experiments.assignment import BUCKETS, bucket_of
+from service.experiments.definition import ExperimentDefinition, check_weights
+from service.experiments.state import ExperimentState
+from service.experiments.store import ExperimentStore
+from service.observability.stats import RollingStats
+
+__all__ = ["ExperimentManager", "NoSuchExperimentError", "Route"]
+
+log = logging.getLogger(__name__)
+
+STATS_BUCKET_S = 5.0
+STATS_WINDOWS = (60.0, 300.0)
+
+
+class NoSuchExperimentError(KeyError):
+    """No experiment of that name is known (or it is not running, for changes)."""
+
+
+@dataclass(frozen=True)
+class Route:
+    """What serves a request: the arm, and the experiment when it assigned the request."""
+
+    arm: Arm
+    experiment: str | None
+    kind: str  # sticky, random, override, alternatives, default
+    shadow: Arm | None = None
+
+
+class ExperimentManager:
+    def __init__(
+        self,
+        default_backend: str,
+        store: ExperimentStore,
+        replica: str,
+        keep_disagreements: int = 50,
+        sync_interval_s: float = 1.0,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.default = Arm.of_backend(default_backend)
+        self.store = store
+        self.replica = replica
+        self.sync_interval_s = sync_interval_s
+        self.state: ExperimentState | None = None
+        self.stats = RollingStats(windows=STATS_WINDOWS, bucket_s=STATS_BUCKET_S)
+        self._arms: dict[str, Arm] = {}
+        self._assigned: Counter[str] = Counter()
+        self._agreement: dict[tuple[str, str], list[int]] = {}  # (served, shadow) -> [compared, agreed]
+        self._disagreements: deque[dict[str, Any]] = deque(maxlen=keep_disagreements)
+        self._rng = rng or random.Random()
+        self._sync_task: asyncio.Task[None] | None = None
+        self._store_ok = True
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    async def open(self, definition: ExperimentDefinition | None) -> None:
+        """Adopt the shared state; start ``definition`` (the ``--experiment`` file) unless the store
+        already runs that very experiment (another replica started it: keep its weights)."""
+        try:
+            current = await self.store.load()
+        except RedisError as error:
+            self._store_failed(error)
+            current = None
+        if definition is not None:
+            if current is not None and current.running and current.definition == definition:
+                self._adopt(current)
+            else:
+                await self.start(definition, fallback_local=True)
+        elif current is not None:
+            self._adopt(current)
+        if self.store.scope == "cluster":
+            self._sync_task = asyncio.create_task(self._sync_forever(), name="experiment-sync")
+
+    async def close(self) -> None:
+        if self._sync_task is not None:
+            self._sync_task.cancel()
+            await asyncio.gather(self._sync_task, return_exceptions=True)
+            await self._sync(publish_only=True)
+        await self.store.close()
+
+    # -- routing ----------------------------------------------------------------------------
+
+    def known_arms(self) -> list[str]:
+        return list(dict.fromkeys([*self._arms, *BACKENDS]))
+
+    def resolve(self, name: str) -> Arm:
+        """The arm called ``name``: the experiment's, else a backend (``UnknownArmError`` otherwise)."""
+        arm = self._arms.get(name)
+        if arm is not None:
+            return arm
+        if name in BACKENDS:
+            return Arm.of_backend(name)
+        raise UnknownArmError(name, self.known_arms())
+
+    def route(self, requested: str | None, user_id: str | None, session_id: str | None, alternatives: bool) -> Route:
+        if requested:
+            return Route(self.resolve(requested), None, "override")
+        if alternatives:
+            return Route(Arm.of_backend(ALTERNATIVES_BACKEND), None, "alternatives")
+        state = self.state
+        if state is None or not state.running:
+            return Route(self.default, None, "default")
+        key = user_id or session_id
+        bucket = bucket_of(state.name, key) if key else self._rng.randrange(BUCKETS)
+        arm = self._arms[state.definition.arms[state.table[bucket]].name]
+        self._assigned[arm.name] += 1
+        shadow = None
+        plan = state.definition.shadow
+        if plan is not None and plan.arm != arm.name and self._rng.random() < plan.sample_rate:
+            shadow = self.resolve(plan.arm)
+        return Route(arm, state.name, "sticky" if key else "random", shadow)
+
+    # -- recording --------------------------------------------------------------------------
+
+    def record(
+        self,
+        route: Route,
+        seconds: float,
+        outcome: str,
+        sentences: int = 0,
+        edits: int = 0,
+        stages: Mapping[str, float] | None = None,
+    ) -> None:
+        """A finished request the experiment assigned (others are not its numbers)."""
+        if self._current(route):
+            self.stats.record_request(route.arm.name, seconds, outcome, sentences, edits, stages)
+
+    def record_shadow(self, route: Route, comparisons: list[tuple[str, str, str]]) -> tuple[int, int]:
+        """Sentences the shadow arm also decoded, as (sentence, served output, shadow output);
+        returns (agreed, disagreed)."""
+        if route.shadow is None or not self._current(route):
+            return 0, 0
+        counts = self._agreement.setdefault((route.arm.name, route.shadow.name), [0, 0])
+        agreed = 0
+        for sentence, served, shadow in comparisons:
+            counts[0] += 1
+            if served == shadow:
+                agreed += 1
+            else:
+                self._disagreements.appendleft(
+                    {
+                        "at": time.time(),
+                        "sentence": sentence,
+                        "served_arm": route.arm.name,
+                        "served": served,
+                        "shadow_arm": route.shadow.name,
+                        "shadow": shadow,
+                    }
+                )
+        counts[1] += agreed
+        return agreed, len(comparisons) - agreed
+
+    def _current(self, route: Route) -> bool:
+        return route.experiment is not None and self.state is not None and route.experiment == self.state.name
+
+    # -- admin changes ----------------------------------------------------------------------
+
+    async def start(self, definition: ExperimentDefinition, fallback_local: bool = False) -> ExperimentState:
+        """Start ``definition`` from nothing, replacing whatever experiment ran."""
+        try:
+            current = await self.store.load()
+            state = ExperimentState.begin(definition, version=(current.version + 1) if current else 1)
+            await self.store.forget(definition.name)
+            await self.store.save(state, current.version if current else 0)
+        except RedisError as error:
+            if not fallback_local:
+                raise
+            self._store_failed(error)
+            state = ExperimentState.begin(definition)
+        self._adopt(state)
+        log.info("experiment started", extra={"experiment": definition.name, "weights": state.weights})
+        return state
+
+    async def stop(self, name: str) -> ExperimentState:
+        current = await self._running(name)
+        state = current.stopped()
+        await self.store.save(state, current.version)
+        self._adopt(state)
+        log.info("experiment stopped", extra={"experiment": name})
+        return state
+
+    async def set_weights(self, name: str, weights: Mapping[str, float]) -> ExperimentState:
+        """Change some or all arms' weights (``ValueError`` for bad weights, ``UnknownArmError``)."""
+        current = await self._running(name)
+        unknown = [arm for arm in weights if arm not in current.weights]
+        if unknown:
+            raise UnknownArmError(unknown[0], current.arm_names)
+        merged = {**current.weights, **{arm: float(weight) for arm, weight in weights.items()}}
+        check_weights(list(merged.values()))
+        state = current.with_weights(merged)
+        await self.store.save(state, current.version)
+        self._adopt(state)
+        log.info("experiment weights changed", extra={"experiment": name, "weights": state.weights})
+        return state
+
+    async def _running(self, name: str) -> ExperimentState:
+        current = await self.store.load()
+        if current is None or current.name != name or not current.running:
+            raise NoSuchExperimentError(name)
+        return current
+
+    # -- shared state -----------------------------------------------------------------------
+
+    def _adopt(self, state: ExperimentState) -> None:
+        previous = self.state
+        if previous is None or (previous.name, previous.started_at) != (state.name, state.started_at):
+            self.stats.reset()
+            self._agreement.clear()
+            self._disagreements.clear()
+            self._assigned.clear()
+        elif previous.weights_since != state.weights_since:
+            self._assigned.clear()
+        self._arms = {arm.name: arm.arm() for arm in state.definition.arms}
+        self.state = state
+
+    async def _sync_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.sync_interval_s)
+            await self._sync()
+
+    async def _sync(self, publish_only: bool = False) -> None:
+        try:
+            if not publish_only:
+                state = await self.store.load()
+                if state is not None and (self.state is None or state.version != self.state.version):
+                    self._adopt(state)
+            if self.state is not None:
+                await self.store.publish(self.state.name, self.replica, self._numbers())
+            if not self._store_ok:
+                log.info("experiment store reachable again")
+            self._store_ok = True
+        except RedisError as error:
+            self._store_failed(error)
+
+    def _store_failed(self, error: Exception) -> None:
+        if self._store_ok:
+            log.warning("experiment store unreachable; serving with the last state known", extra={"error": str(error)})
+        self._store_ok = False
+
+    def _numbers(self) -> dict[str, Any]:
+        assert self.state is not None
+        return {
+            "replica": self.replica,
+            "experiment": self.state.name,
+            "started_at": self.state.started_at,
+            "weights_since": self.state.weights_since,
+            "stats": self.stats.export(),
+            "assigned": dict(self._assigned),
+            "agreement": [[served, shadow, *counts] for (served, shadow), counts in self._agreement.items()],
+            "disagreements": list(self._disagreements),
+        }
+
+    # -- reading ----------------------------------------------------------------------------
+
+    async def overview(self) -> dict[str, Any]:
+        state = self.state
+        return {
+            "scope": self.store.scope if self._store_ok else "local",
+            "default_backend": self.default.name,
+            "experiment": None
+            if state is None
+            else {"name": state.name, "running": state.running, "weights": state.weights, "version": state.version},
+            "backends": {
+                name: {"strategy": b.strategy, "description": b.description, "exact": b.exact}
+                for name, b in BACKENDS.items()
+            },
+        }
+
+    async def report(self, name: str) -> dict[str, Any]:
+        """Everything the dashboard shows for ``name``, merged over every replica that reports."""
+        state = self.state
+        if state is None or state.name != name:
+            raise NoSuchExperimentError(name)
+        numbers, scope, live = [self._numbers()], self.store.scope, 1
+        try:
+            others = await self.store.collect(name)
+            live = await self.store.live_replicas()
+            numbers += [n for n in others if n["replica"] != self.replica and n["started_at"] == state.started_at]
+        except RedisError as error:
+            self._store_failed(error)
+            scope = "local"
+        merged = RollingStats(windows=STATS_WINDOWS, bucket_s=STATS_BUCKET_S)
+        assigned: Counter[str] = Counter()
+        agreement: dict[tuple[str, str], list[int]] = {}
+        disagreements: list[dict[str, Any]] = []
+        for part in numbers:
+            merged.absorb(part["stats"])
+            if part["weights_since"] == state.weights_since:
+                assigned.update(part["assigned"])
+            for served, shadow, compared, agreed in part["agreement"]:
+                counts = agreement.setdefault((served, shadow), [0, 0])
+                counts[0] += compared
+                counts[1] += agreed
+            disagreements += part["disagreements"]
+        return self._report(state, merged, assigned, agreement, disagreements, scope, live, len(numbers))
+
+    def _report(
+        self,
+        state: ExperimentState,
+        merged: RollingStats,
+        assigned: Counter[str],
+        agreement: dict[tuple[str, str], list[int]],
+        disagreements: list[dict[str, Any]],
+        scope: str,
+        live: int,
+        reporting: int,
+    ) -> dict[str, Any]:
+        control = state.definition.control_arm
+        total_weight = sum(state.weights.values())
+        arms, totals = [], {}
+        for definition in state.definition.arms:
+            arm = definition.arm()
+            totals[arm.name] = merged.totals(arm.name)
+            arms.append(
+                {
+                    "name": arm.name,
+                    "backend": arm.backend,
+                    "params": dict(arm.overrides),
+                    "exact": arm.exact,
+                    "weight": state.weights[arm.name],
+                    "share": state.weights[arm.name] / total_weight,
+                    "assigned": assigned.get(arm.name, 0),
+                    "requests_per_s": merged.window(arm.name, 60)["requests_per_s"],
+                    **summarise(totals[arm.name]),
+                }
+            )
+        comparisons = [
+            {"arm": name, "control": control, **compare(totals[control], totals[name])}
+            for name in totals
+            if name != control
+        ]
+        shadow = None
+        if state.definition.shadow is not None:
+            pairs = []
+            for (served, shadow_arm), (compared, agreed) in sorted(agreement.items()):
+                exact = self.resolve(served).exact and self.resolve(shadow_arm).exact
+                pairs.append(
+                    {
+                        "served": served,
+                        "shadow": shadow_arm,
+                        "compared": compared,
+                        "agreed": agreed,
+                        "agreement": agreed / compared if compared else None,
+                        "expected": 1.0 if exact else None,
+                    }
+                )
+            shadow = {
+                **state.definition.shadow.model_dump(),
+                "pairs": pairs,
+                "disagreements": sorted(disagreements, key=lambda d: -d["at"])[: self._disagreements.maxlen],
+            }
+        return {
+            "name": state.name,
+            "description": state.definition.description,
+            "status": "running" if state.running else "stopped",
+            "started_at": state.started_at,
+            "weights_since": state.weights_since,
+            "version": state.version,
+            "scope": scope,
+            "replicas": {"live": live, "reporting": reporting},
+            "control": control,
+            "arms": arms,
+            "comparisons": comparisons,
+            "sample_ratio": sample_ratio(assigned, state.weights),
+            "shadow": shadow,
+            "timeline": {
+                "bucket_s": merged.bucket_s,
+                "arms": {name: merged.timeline(name) for name in totals},
+            },
+        }

@@ -1,0 +1,77 @@
+"""The running experiment's shared state: its definition, current weights and bucket table.
+
+Every replica routes with the same state: kept in the process without Redis, in Redis with it
+(``store.py``). ``version`` grows with every change, so replicas notice one by comparing it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from service.experiments.assignment import initial_table, rebalance
+from service.experiments.definition import ExperimentDefinition
+
+__all__ = ["ExperimentState"]
+
+
+@dataclass(frozen=True)
+class ExperimentState:
+    definition: ExperimentDefinition
+    weights: dict[str, float]  # arm name -> weight, in the definition's arm order
+    table: list[int]  # bucket -> index of the owning arm in definition.arms
+    version: int = 1
+    started_at: float = field(default_factory=time.time)  # wall clock, seconds
+    weights_since: float = field(default_factory=time.time)  # sample-ratio counts start here
+    running: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    @property
+    def arm_names(self) -> list[str]:
+        return [arm.name for arm in self.definition.arms]
+
+    @classmethod
+    def begin(cls, definition: ExperimentDefinition, version: int = 1) -> ExperimentState:
+        weights = definition.weights()
+        now = time.time()
+        return cls(definition, weights, initial_table(list(weights.values())), version, now, now)
+
+    def with_weights(self, weights: dict[str, float]) -> ExperimentState:
+        """New weights for the same arms; only the buckets the change needs move."""
+        ordered = {name: float(weights[name]) for name in self.arm_names}
+        table = rebalance(self.table, list(ordered.values()))
+        return replace(self, weights=ordered, table=table, version=self.version + 1, weights_since=time.time())
+
+    def stopped(self) -> ExperimentState:
+        return replace(self, running=False, version=self.version + 1)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "definition": self.definition.model_dump(mode="json"),
+                "weights": self.weights,
+                "table": self.table,
+                "version": self.version,
+                "started_at": self.started_at,
+                "weights_since": self.weights_since,
+                "running": self.running,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> ExperimentState:
+        data: dict[str, Any] = json.loads(text)
+        return cls(
+            definition=ExperimentDefinition.model_validate(data["definition"]),
+            weights={str(k): float(v) for k, v in data["weights"].items()},
+            table=[int(i) for i in data["table"]],
+            version=int(data["version"]),
+            started_at=float(data["started_at"]),
+            weights_since=float(data["weights_since"]),
+            running=bool(data["running"]),
+        )

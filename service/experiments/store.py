@@ -1,0 +1,141 @@
+"""Where replicas share the experiment: its state, and each replica's published numbers.
+
+``LocalStore`` keeps the state in the process: one replica, numbers are local. ``RedisStore``
+(``gecserve serve --redis URL``) keeps it in Redis under a key prefix:
+
+* ``{prefix}experiment``: the state as JSON; changed with an optimistic transaction (WATCH), so
+  two admins changing weights at once cannot lose an update silently.
+* ``{prefix}experiment:{name}:replicas``: a hash of replica id -> that replica's numbers
+  (zlib-compressed JSON of mergeable sketches and counters), rewritten every second by each
+  replica and merged on read. It outlives a replica that stops, so its numbers still count.
+* ``{prefix}replicas``: a sorted set of replica id -> last heartbeat, for the live-replica count.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from typing import Any, Protocol
+
+import redis.asyncio as aioredis
+from redis.exceptions import WatchError
+
+from service.experiments.state import ExperimentState
+
+__all__ = ["ConflictError", "ExperimentStore", "LocalStore", "RedisStore"]
+
+LIVE_S = 10.0  # a replica that has not published for this long is not counted as live
+
+
+class ConflictError(RuntimeError):
+    """The state changed since it was read (another admin, another replica): read it and retry."""
+
+
+class ExperimentStore(Protocol):
+    scope: str  # "local" (this replica only) or "cluster" (merged over every replica)
+
+    async def load(self) -> ExperimentState | None: ...
+
+    async def save(self, state: ExperimentState, expected_version: int) -> None:
+        """Write ``state`` if the stored version is still ``expected_version`` (0: none stored)."""
+
+    async def publish(self, experiment: str, replica: str, numbers: dict[str, Any]) -> None: ...
+
+    async def collect(self, experiment: str) -> list[dict[str, Any]]:
+        """Every replica's last published numbers for ``experiment``."""
+
+    async def forget(self, experiment: str) -> None:
+        """Drop the published numbers of ``experiment`` (it starts again from nothing)."""
+
+    async def live_replicas(self) -> int: ...
+
+    async def close(self) -> None: ...
+
+
+class LocalStore:
+    """The state in this process; nothing is shared."""
+
+    scope = "local"
+
+    def __init__(self) -> None:
+        self._state: ExperimentState | None = None
+
+    async def load(self) -> ExperimentState | None:
+        return self._state
+
+    async def save(self, state: ExperimentState, expected_version: int) -> None:
+        current = self._state.version if self._state is not None else 0
+        if current != expected_version:
+            raise ConflictError(f"experiment state is at version {current}, not {expected_version}")
+        self._state = state
+
+    async def publish(self, experiment: str, replica: str, numbers: dict[str, Any]) -> None:
+        return None
+
+    async def collect(self, experiment: str) -> list[dict[str, Any]]:
+        return []
+
+    async def forget(self, experiment: str) -> None:
+        return None
+
+    async def live_replicas(self) -> int:
+        return 1
+
+    async def close(self) -> None:
+        return None
+
+
+class RedisStore:
+    """The state and every replica's numbers in Redis (see the module docstring)."""
+
+    scope = "cluster"
+
+    def __init__(self, url: str, prefix: str = "gecserve:", timeout_s: float = 1.0) -> None:
+        self.prefix = prefix
+        self.redis = aioredis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
+        self._state_key = f"{prefix}experiment"
+
+    def _replicas_key(self, experiment: str) -> str:
+        return f"{self.prefix}experiment:{experiment}:replicas"
+
+    async def load(self) -> ExperimentState | None:
+        raw = await self.redis.get(self._state_key)
+        return ExperimentState.from_json(raw) if raw is not None else None
+
+    async def save(self, state: ExperimentState, expected_version: int) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(self._state_key)
+                raw = await pipe.get(self._state_key)
+                current = ExperimentState.from_json(raw).version if raw is not None else 0
+                if current != expected_version:
+                    raise ConflictError(f"experiment state is at version {current}, not {expected_version}")
+                pipe.multi()
+                pipe.set(self._state_key, state.to_json())
+                await pipe.execute()
+            except WatchError as error:
+                raise ConflictError("experiment state changed while it was being written") from error
+
+    async def publish(self, experiment: str, replica: str, numbers: dict[str, Any]) -> None:
+        payload = zlib.compress(json.dumps(numbers).encode("utf-8"), 6)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hset(self._replicas_key(experiment), replica, payload)
+            pipe.zadd(f"{self.prefix}replicas", {replica: time.time()})
+            await pipe.execute()
+
+    async def collect(self, experiment: str) -> list[dict[str, Any]]:
+        raw = await self.redis.hgetall(self._replicas_key(experiment))
+        return [json.loads(zlib.decompress(value)) for value in raw.values()]
+
+    async def forget(self, experiment: str) -> None:
+        await self.redis.delete(self._replicas_key(experiment))
+
+    async def live_replicas(self) -> int:
+        key = f"{self.prefix}replicas"
+        now = time.time()
+        await self.redis.zremrangebyscore(key, "-inf", now - 10 * LIVE_S)
+        return int(await self.redis.zcount(key, now - LIVE_S, "+inf"))
+
+    async def close(self) -> None:
+        await self.redis.aclose()

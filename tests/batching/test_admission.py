@@ -1,0 +1,109 @@
+"""Admission control and shadow jobs in the local batcher, with a runner the test opens and closes."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from service.batching import (
+    BatchPolicy,
+    EvictedError,
+    Job,
+    LocalBatcher,
+    Priority,
+    QueueFullError,
+    WouldMissDeadlineError,
+    deadline_in,
+)
+from service.batching.admission import ServiceRate, retry_after_header
+
+
+class Gate:
+    """A runner that blocks every batch until the test opens the gate; it records what it ran."""
+
+    def __init__(self) -> None:
+        self.open = threading.Event()
+        self.started = threading.Event()
+        self.batches: list[list[Job]] = []
+
+    def __call__(self, worker: int, jobs: list[Job]) -> list[Any]:
+        self.batches.append(list(jobs))
+        self.started.set()
+        assert self.open.wait(30), "the test never opened the gate"
+        return [job.length for job in jobs]
+
+
+def test_service_rate_learns_from_batches() -> None:
+    rate = ServiceRate(prior_s_per_token=0.5, smoothing=0.5)
+    assert not rate.measured and rate.seconds_for(10, 1) == 5.0
+    rate.record(1.0, 100)  # the first batch replaces the prior
+    assert rate.measured and rate.s_per_token == pytest.approx(0.01)
+    rate.record(3.0, 100)  # then a weighted mean
+    assert rate.s_per_token == pytest.approx(0.02)
+    assert rate.seconds_for(100, 2) == pytest.approx(1.0)
+    rate.record(1.0, 0)  # nothing to learn from an empty batch
+    assert rate.s_per_token == pytest.approx(0.02)
+    assert [retry_after_header(s) for s in (0.0, 0.2, 1.5, 59.1, 500)] == ["1", "1", "2", "60", "60"]
+
+
+def test_work_that_would_miss_its_deadline_is_refused_at_once() -> None:
+    async def scenario() -> None:
+        gate = Gate()
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_queue=100), gate, name="q")
+        batcher.start()
+        batcher.rate.record(1.0, 10)  # 0.1 s per token, as if measured
+        running = asyncio.ensure_future(batcher.submit(Job(tokens=[1] * 10)))
+        await asyncio.to_thread(gate.started.wait, 5)
+        queued = [asyncio.ensure_future(batcher.submit(Job(tokens=[1] * 10))) for _ in range(5)]
+        await asyncio.sleep(0)
+        # Ahead: 50 queued tokens and half of the 10 running; its own 10: about 6.5 s of work.
+        assert batcher.estimated_wait(10) == pytest.approx(6.5)
+        with pytest.raises(WouldMissDeadlineError) as refused:
+            await batcher.submit_many([Job(tokens=[1] * 10, deadline=deadline_in(2.0))])
+        assert refused.value.retry_after_header == "6"  # the present backlog: 60 tokens at 0.1 s
+        bulk_ahead = batcher.estimated_wait(10, Priority.INTERACTIVE)
+        admitted = asyncio.ensure_future(batcher.submit(Job(tokens=[1] * 10, deadline=deadline_in(60.0))))
+        await asyncio.sleep(0)
+        assert batcher.depth == 6 and bulk_ahead < 60
+        gate.open.set()
+        assert await asyncio.gather(running, *queued, admitted) == [10] * 7
+        await batcher.stop()
+
+    asyncio.run(scenario())
+
+
+def test_shadow_jobs_take_only_idle_room_and_make_way_for_served_work() -> None:
+    async def scenario() -> None:
+        gate = Gate()
+        policy = BatchPolicy(max_batch_size=8, max_queue=6, shadow_batch_size=2, shadow_queue_share=0.5)
+        batcher = LocalBatcher(policy, gate, name="q")
+        batcher.start()
+        first = asyncio.ensure_future(batcher.submit(Job(tokens=[1, 2])))
+        await asyncio.to_thread(gate.started.wait, 5)
+        shadows = [Job(tokens=[7] * n, priority=Priority.SHADOW) for n in (1, 2, 3)]
+        with pytest.raises(QueueFullError):  # over the shadow share of the queue (3 of 6)
+            await batcher.submit_many([*shadows, Job(tokens=[9], priority=Priority.SHADOW)])
+        shadow_runs = [asyncio.ensure_future(batcher.submit(job)) for job in shadows]
+        await asyncio.sleep(0)
+        assert batcher.depth == 3
+        served = [Job(tokens=[5] * n) for n in (1, 2, 3, 4, 5)]  # needs 5 places: two shadow jobs make room
+        served_runs = asyncio.ensure_future(batcher.submit_many(served))
+        for _ in range(5):  # let the submission and the evicted callers' tasks run
+            await asyncio.sleep(0)
+        with pytest.raises(QueueFullError):  # shadow work never joins a queue with served work waiting
+            await batcher.submit(Job(tokens=[1], priority=Priority.SHADOW))
+        evicted = [run for run in shadow_runs if run.done()]
+        assert len(evicted) == 2 and all(isinstance(run.exception(), EvictedError) for run in evicted)
+        gate.open.set()
+        assert await served_runs == [1, 2, 3, 4, 5]
+        await first
+        (kept,) = [run for run in shadow_runs if run not in evicted]
+        assert await kept == 1  # the oldest shadow job stayed, and ran after the served work
+        ran = [[job.priority for job in batch] for batch in gate.batches]
+        assert ran[-1] == [Priority.SHADOW] and all(Priority.SHADOW not in batch for batch in ran[:-1])
+        await batcher.stop()
+
+    asyncio.run(scenario())
