@@ -67,7 +67,8 @@ AB_RATE ?= 10
 AB_DURATION ?= 180
 ab: $(VENV)/.dev
 	$(BIN)/python -m loadtest.ab --spawn $(MODEL) --experiment deploy/experiments/accelerated-vs-autoregressive.yaml \
-		--input $(DEV) --rate $(AB_RATE) --duration $(AB_DURATION) --json $(BENCH)/ab-fce-dev.json
+		--input $(DEV) --rate $(AB_RATE) --duration $(AB_DURATION) --json $(BENCH)/ab-fce-dev.json \
+		--screenshot docs/dashboard.png
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -11,7 +11,8 @@ not fall when the server slows down), each from one of ``--users`` simulated use
 The arm of each answer is the one the response names. At the end the script prints, per arm, the
 latency percentiles seen by the client and those the server reports with their 95% intervals,
 the speedups with their intervals and the median test, the shadow agreement and the sample-ratio
-check, and writes them as JSON. ``--spawn`` starts the server (sentence cache off) and stops it.
+check, and writes them as JSON. ``--spawn`` starts the server (sentence cache off) and stops it;
+``--screenshot`` saves the dashboard as it stands at the end.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import httpx
 import yaml
 from tqdm import tqdm
 
+from loadtest.browser import chromium
 from service.bench.report import latency_summary, table, write_json
 from service.bench.spawn import start_server
 
@@ -114,6 +116,15 @@ def summarise(client: dict[str, Any], report: dict[str, Any]) -> tuple[list[dict
     return rows, verdict
 
 
+def screenshot(url: str, path: Path) -> None:
+    """The dashboard as a reader sees it, once the page has drawn the report twice."""
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{url}/dashboard")
+        page.wait_for_selector("body[data-loaded='2']", timeout=30_000)
+        page.screenshot(path=str(path), full_page=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m loadtest.ab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -128,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--settle", type=float, default=3.0, help="seconds for shadow runs to finish before reading")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--screenshot", type=Path, default=None, help="a PNG of the dashboard at the end (chromium)")
     args = parser.parse_args(argv)
     name = yaml.safe_load(args.experiment.read_text())["name"]
     lines = [line.strip() for line in args.input.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -148,6 +160,8 @@ def _run(args: argparse.Namespace, name: str, lines: list[str], url: str) -> int
     generator_cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
     time.sleep(args.settle)
     report = httpx.get(f"{url}/v1/experiments/{name}", timeout=60).json()
+    if args.screenshot:
+        screenshot(url, args.screenshot)
     rows, verdict = summarise(client, report)
     print(table(rows, list(rows[0])))
     print(table(verdict["comparisons"], list(verdict["comparisons"][0])) if verdict["comparisons"] else "")

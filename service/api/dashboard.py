@@ -1,7 +1,10 @@
 """The A/B dashboard page, ``GET /dashboard``, and its static files (served from the package: it works offline).
 
-The page reads ``/v1/experiments`` and ``/v1/experiments/{name}`` every two seconds and changes
-weights through ``PUT /v1/experiments/{name}/weights`` with the admin key the reader types in.
+The page (``static/dashboard.html`` and ``dashboard.js``) reads ``/v1/experiments`` and
+``/v1/experiments/{name}`` every two seconds: per-arm p50/p95/p99 with intervals and over time,
+throughput, the speedups against the control, shadow agreement, the sample-ratio check and recent
+disagreements. Its form changes weights through ``PUT /v1/experiments/{name}/weights`` with the
+admin key the reader types in. Charts are drawn by uPlot (MIT, ``static/vendor/``).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-__all__ = ["STATIC", "mount_dashboard"]
+__all__ = ["mount_dashboard"]
 
 STATIC = Path(__file__).parent / "static"
 

@@ -11,10 +11,9 @@ Requests without a key get a random bucket (weighted the same, but not sticky).
 from __future__ import annotations
 
 import hashlib
-import random
 from collections.abc import Sequence
 
-__all__ = ["BUCKETS", "bucket_of", "initial_table", "rebalance", "shares", "target_counts"]
+__all__ = ["BUCKETS", "bucket_of", "initial_table", "rebalance", "target_counts"]
 
 BUCKETS = 1000
 
@@ -23,10 +22,6 @@ def bucket_of(experiment: str, key: str) -> int:
     """The bucket of a user key in an experiment (stable across processes and restarts)."""
     digest = hashlib.blake2b(f"{experiment}\x1f{key}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "big") % BUCKETS
-
-
-def random_bucket(rng: random.Random | None = None) -> int:
-    return (rng or random).randrange(BUCKETS)
 
 
 def target_counts(weights: Sequence[float], buckets: int = BUCKETS) -> list[int]:
@@ -66,10 +61,3 @@ def rebalance(table: Sequence[int], weights: Sequence[float]) -> list[int]:
             new[released.pop(0)] = arm
     return new
 
-
-def shares(table: Sequence[int], arms: int) -> list[float]:
-    """The share of buckets each arm owns."""
-    counts = [0] * arms
-    for arm in table:
-        counts[arm] += 1
-    return [count / len(table) for count in counts]
