@@ -43,6 +43,13 @@ class RunningServer:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def memory_mb(self) -> tuple[float, float]:
+        """The server process's resident memory, now and at its peak (``VmRSS``, ``VmHWM``), in MB."""
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        rss, peak = (int(fields[name].split()[0]) * 1024 / 1e6 for name in ("VmRSS", "VmHWM"))
+        return rss, peak
+
     def stop(self, timeout: float = 30) -> int:
         """SIGTERM (graceful drain), then kill after ``timeout`` seconds; returns the exit status."""
         if self.process.poll() is None:

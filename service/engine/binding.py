@@ -35,6 +35,7 @@ def run_bound(
     host_inputs: Mapping[str, np.ndarray],
     device_inputs: DeviceInputs,
     outputs: Sequence[str],
+    run_options: ort.RunOptions | None = None,
 ) -> list[np.ndarray]:
     """Run ``session`` with device-resident inputs bound by reference; outputs come back to the host."""
     binding = session.io_binding()
@@ -44,5 +45,5 @@ def run_bound(
         binding.bind_cpu_input(name, np.ascontiguousarray(array))
     for name in outputs:
         binding.bind_output(name, "cpu")
-    session.run_with_iobinding(binding)
+    session.run_with_iobinding(binding, run_options)
     return binding.copy_outputs_to_cpu()

@@ -79,6 +79,10 @@ class Engine:
                 results[i] = result
         return results
 
+    def release_memory(self) -> None:
+        """Give back what the sessions' memory arenas hold beyond the runs in flight (see ``Seq2SeqModel``)."""
+        self.model.release_memory()
+
     def correct(
         self, texts: Sequence[str], strategy: str = "aggressive", params: DecodeParams | None = None
     ) -> list[str]:

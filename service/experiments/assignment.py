@@ -60,4 +60,3 @@ def rebalance(table: Sequence[int], weights: Sequence[float]) -> list[int]:
         for _ in range(targets[arm] - len(buckets)):
             new[released.pop(0)] = arm
     return new
-

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from service.batching import BatchPolicy, Job, Priority
 from service.config import Settings
+from service.engine.allocator import keep_freed_blocks
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
@@ -117,6 +118,7 @@ class Pipeline:
         self.queues: Queues | None = None
         self.decoder: UnitDecoder | None = None
         self.shadow: ShadowRunner | None = None
+        self._release_memory: asyncio.Task[None] | None = None
         self.ready = False
         self.variant: str | None = None
 
@@ -158,12 +160,17 @@ class Pipeline:
                     for name, b in batchers.items()
                 )
             )
+        keep_freed_blocks()  # process-wide: bounds what malloc keeps once the idle release has run
+        self._release_memory = asyncio.create_task(self.queues.release_memory_when_idle(), name="release-memory")
         self.ready = True
         log.info("pipeline ready", extra={"model": self.manifest.name, "variant": self.variant})
 
     async def stop(self) -> None:
         """Stop taking work, finish what is queued and running (up to the drain timeout)."""
         self.ready = False
+        if self._release_memory is not None:
+            self._release_memory.cancel()
+            await asyncio.gather(self._release_memory, return_exceptions=True)
         if self.shadow is not None:
             await self.shadow.stop()
         if self.queues is not None:
