@@ -10,15 +10,17 @@ import sys
 
 COMMANDS = {
     "serve": ("service.api.server", "run the HTTP + gRPC service"),
+    "worker": ("service.worker", "an engine worker fed from Redis Streams (for serve --queue)"),
     "correct": ("service.commands.correct", "correct text from stdin, one paragraph per line"),
     "export": ("models.export.exporter", "export a Hugging Face checkpoint to the ONNX model format"),
     "eval": ("models.gec.evaluate", "GLEU and change statistics of a model on a dev set"),
-    "bench": (None, "benchmarks: 'bench decoding', 'bench serve', 'bench preprocess'"),
+    "bench": (None, "benchmarks: 'bench decoding', 'bench serve', 'bench preprocess', 'bench scaleout'"),
 }
 BENCHES = {
     "decoding": "service.bench.decoding",
     "serve": "service.bench.serve",
     "preprocess": "service.bench.preprocess",
+    "scaleout": "service.bench.scaleout",
 }
 
 

@@ -61,9 +61,24 @@ class Settings(BaseSettings):
     shadow_timeout_s: float = Field(30.0, gt=0, description="a shadow comparison not decoded by then is dropped")
     redis_url: str | None = Field(
         None,
-        description="Redis for the experiment shared by replicas and their merged numbers (e.g. redis://host:6379/0)",
+        description="Redis shared by replicas: the experiment, their merged numbers, the sentence cache (e.g. redis://host:6379/0)",
     )
     redis_prefix: str = Field("gecserve:", description="prefix of every Redis key this service writes")
+    cache_ttl_s: float = Field(
+        86_400.0,
+        ge=0,
+        description="TTL of sentence cache entries in Redis (with GECSERVE_REDIS_URL; 0 = no Redis cache)",
+    )
+    queue_url: str | None = Field(
+        None, description="Redis of the job streams: decode on `gecserve worker` processes (unset: in this process)"
+    )
+    worker_timeout_s: float = Field(
+        5.0, gt=0, description="with GECSERVE_QUEUE_URL: not ready while no worker has sent a heartbeat for this long"
+    )
+    claim_idle_s: float = Field(
+        3.0, gt=0, description="worker: a job held this long by a silent worker is claimed by another"
+    )
+    max_deliveries: int = Field(3, ge=1, description="worker: deliveries of a job before it is dead-lettered")
     admin_key: SecretStr | None = Field(
         None, description="bearer key of the endpoints that change state; unset: they answer 403"
     )

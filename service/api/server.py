@@ -1,6 +1,7 @@
 """``gecserve serve``: HTTP (FastAPI on uvicorn) and gRPC (grpc.aio) in one process, one pipeline.
 
     gecserve serve [--model DIR] [--http-port 8000] [--grpc-port 50051] [--experiment FILE] [--redis URL]
+                   [--queue URL]
     (other settings: GECSERVE_*)
 
 Both servers listen at once; ``/healthz`` answers at once, ``/readyz`` and gRPC health turn
@@ -100,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grpc-port", type=int, default=None, help="GECSERVE_GRPC_PORT (-1: no gRPC)")
     parser.add_argument("--experiment", type=Path, default=None, help="experiment file, YAML (GECSERVE_EXPERIMENT)")
     parser.add_argument("--redis", default=None, help="Redis URL shared by replicas (GECSERVE_REDIS_URL)")
+    parser.add_argument(
+        "--queue", default=None, help="Redis URL of the job streams: decode on gecserve workers (GECSERVE_QUEUE_URL)"
+    )
     args = parser.parse_args(argv)
     given = (
         ("model_path", args.model),
@@ -107,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         ("grpc_port", args.grpc_port),
         ("experiment", args.experiment),
         ("redis_url", args.redis),
+        ("queue_url", args.queue),
     )
     settings = Settings(**{k: v for k, v in given if v is not None})
     configure_logging(settings.log_level)

@@ -132,9 +132,9 @@ class Batcher(Protocol):
     def start(self) -> None:
         """Start the workers (call from within the running event loop)."""
 
-    async def stop(self, drain: bool = True) -> None:
-        """Stop taking jobs. ``drain``: finish queued and running jobs first; otherwise queued
-        jobs fail with ``BatcherStoppedError`` and only running batches finish."""
+    async def stop(self, drain: bool = True, timeout: float | None = None) -> None:
+        """Stop taking jobs. ``drain``: finish queued and running jobs first (for up to ``timeout``
+        seconds); otherwise queued jobs fail with ``BatcherStoppedError`` and only running batches finish."""
 
     async def submit(self, job: Job) -> Any:
         """Queue ``job`` and wait for its own result."""

@@ -33,15 +33,20 @@ COLUMNS = ["backend", "concurrency", "requests", "errors", "req_per_s", "mean_ms
 
 
 async def closed_loop(
-    url: str, lines: list[str], backend: str, concurrency: int, requests: int, progress: tqdm
+    url: str, lines: list[str], backend: str | None, concurrency: int, requests: int, progress: tqdm
 ) -> dict[str, Any]:
+    """``requests`` requests from ``concurrency`` clients (``backend`` None: the server's choice).
+    The row has the client's latency percentiles and the mean of each stage the server timed."""
     latencies: list[float] = []
+    stages: dict[str, float] = {}
     errors: dict[str, int] = {}
     cursor = iter(range(requests))
 
     async def client(http: httpx.AsyncClient) -> None:
         for index in cursor:
-            payload = {"text": lines[index % len(lines)], "options": {"backend": backend}}
+            payload: dict[str, Any] = {"text": lines[index % len(lines)]}
+            if backend is not None:
+                payload["options"] = {"backend": backend}
             started = time.perf_counter()
             try:
                 response = await http.post(f"{url}/v1/correct", json=payload)
@@ -50,6 +55,8 @@ async def closed_loop(
                 status = type(error).__name__
             if status == "200":
                 latencies.append(time.perf_counter() - started)
+                for stage, ms in response.json()["timings_ms"].items():
+                    stages[stage] = stages.get(stage, 0.0) + ms
             else:
                 errors[status] = errors.get(status, 0) + 1
             progress.update(1)
@@ -67,6 +74,7 @@ async def closed_loop(
         "error_codes": errors,
         "req_per_s": len(latencies) / elapsed,
         **latency_summary(latencies),
+        "server_stages_ms": {stage: total / max(1, len(latencies)) for stage, total in stages.items()},
     }
 
 

@@ -1,7 +1,7 @@
-"""Start a real ``gecserve serve`` subprocess on free ports and wait until it is ready.
+"""Start real ``gecserve serve`` and ``gecserve worker`` subprocesses and wait until they are ready.
 
-Used by ``gecserve bench serve --spawn`` (a one-command load benchmark) and by the
-integration tests, which talk to a real server over real sockets.
+Used by ``gecserve bench serve --spawn`` (a one-command load benchmark), the load tools, and the
+integration tests, which talk to real servers over real sockets.
 """
 
 from __future__ import annotations
@@ -52,28 +52,38 @@ class RunningServer:
 
     def stop(self, timeout: float = 30) -> int:
         """SIGTERM (graceful drain), then kill after ``timeout`` seconds; returns the exit status."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            return self.process.wait()
+        return _terminate(self.process, timeout)
+
+
+def _terminate(process: subprocess.Popen, timeout: float) -> int:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        return process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.wait()
+
+
+def _environment(model: Path, settings: dict[str, object]) -> dict[str, str]:
+    env = {**os.environ, "GECSERVE_MODEL_PATH": str(model)}
+    env.update({f"GECSERVE_{k.upper()}": str(v) for k, v in settings.items()})
+    return env
 
 
 def start_server(
-    model: Path, log_dir: Path, ready_timeout_s: float = 60, cwd: Path | None = None, **settings: object
+    model: Path,
+    log_dir: Path,
+    ready_timeout_s: float = 60,
+    cwd: Path | None = None,
+    until: str = "/readyz",
+    **settings: object,
 ) -> RunningServer:
-    """Run ``gecserve serve`` for ``model`` with ``GECSERVE_<NAME>`` settings; return once ``/readyz`` is 200."""
+    """Run ``gecserve serve`` for ``model`` with ``GECSERVE_<NAME>`` settings; return once ``until``
+    (``/readyz``, or ``/healthz`` for a gateway that has no worker yet) answers 200."""
     http_port, grpc_port = free_port(), free_port()
-    env = {
-        **os.environ,
-        "GECSERVE_HOST": "127.0.0.1",
-        "GECSERVE_HTTP_PORT": str(http_port),
-        "GECSERVE_GRPC_PORT": str(grpc_port),
-        "GECSERVE_MODEL_PATH": str(model),
-    }
-    env.update({f"GECSERVE_{k.upper()}": str(v) for k, v in settings.items()})
+    env = _environment(model, settings)
+    env.update(GECSERVE_HOST="127.0.0.1", GECSERVE_HTTP_PORT=str(http_port), GECSERVE_GRPC_PORT=str(grpc_port))
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"server-{http_port}.log"
     process = subprocess.Popen(
@@ -89,10 +99,54 @@ def start_server(
         if process.poll() is not None:
             raise RuntimeError(f"server exited with {process.returncode}:\n{server.log()}")
         try:
-            if httpx.get(f"{server.url}/readyz", timeout=1).status_code == 200:
+            if httpx.get(f"{server.url}{until}", timeout=1).status_code == 200:
                 return server
         except httpx.TransportError:
             pass
         time.sleep(0.2)
     server.stop()
     raise RuntimeError(f"server not ready in {ready_timeout_s:.0f} s:\n{server.log()}")
+
+
+@dataclass
+class RunningWorker:
+    process: subprocess.Popen
+    metrics_port: int
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def metrics(self) -> str:
+        return httpx.get(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5).text
+
+    def stop(self, timeout: float = 30) -> int:
+        """SIGTERM (finish what it holds, leave), then kill after ``timeout`` seconds; the exit status."""
+        return _terminate(self.process, timeout)
+
+
+def start_worker(
+    model: Path, log_dir: Path, queue_url: str, ready_timeout_s: float = 60, cwd: Path | None = None, **settings: object
+) -> RunningWorker:
+    """Run ``gecserve worker`` for ``model`` on the streams at ``queue_url`` with ``GECSERVE_<NAME>``
+    settings; return once it reads its streams."""
+    metrics_port = free_port()
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / f"worker-{metrics_port}.log"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "worker", "--redis", queue_url, "--metrics-port", str(metrics_port)],
+        cwd=cwd,
+        env=_environment(model, settings),
+        stdout=log_path.open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    worker = RunningWorker(process, metrics_port, log_path)
+    deadline = time.monotonic() + ready_timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"worker exited with {process.returncode}:\n{worker.log()}")
+        if "worker ready" in worker.log():
+            return worker
+        time.sleep(0.1)
+    worker.stop()
+    raise RuntimeError(f"worker not ready in {ready_timeout_s:.0f} s:\n{worker.log()}")

@@ -158,11 +158,36 @@ class Metrics:
         )
         self.queue_depth = Gauge("queue_depth", "Jobs queued, not yet decoding.", ["queue"], namespace=ns, registry=r)
         self.in_flight = Gauge("in_flight", "Jobs in batches being decoded.", ["queue"], namespace=ns, registry=r)
+        # -- Redis Streams (gateway: the streams; worker: its jobs) -----------------------------
+        self.stream_lag = Gauge(
+            "stream_lag", "Jobs in a queue's stream not yet read by any worker.", ["queue"], namespace=ns, registry=r
+        )
+        self.stream_pending = Gauge(
+            "stream_pending", "Jobs read by a worker and not yet acknowledged.", ["queue"], namespace=ns, registry=r
+        )
+        self.workers_live = Gauge(
+            "workers_live", "Engine workers that sent a heartbeat recently.", namespace=ns, registry=r
+        )
+        self.worker_jobs = Counter(
+            "worker_jobs",
+            "Jobs a worker answered (decoded, deadline, invalid, failed), claimed from a silent worker "
+            "(claimed) or dead-lettered (dead_letter).",
+            ["queue", "outcome"],
+            namespace=ns,
+            registry=r,
+        )
         # -- cache ---------------------------------------------------------------------------
         self.cache_lookups = Counter(
             "cache_lookups",
             "Sentence cache lookups by level and result (hit or miss).",
             ["level", "result"],
+            namespace=ns,
+            registry=r,
+        )
+        self.cache_errors = Counter(
+            "cache_errors",
+            "Failed calls to the Redis sentence cache, by operation (get, set); the cache is skipped meanwhile.",
+            ["operation"],
             namespace=ns,
             registry=r,
         )
@@ -227,7 +252,17 @@ class Metrics:
         self.queue_depth.labels(queue).set(depth)
         self.in_flight.labels(queue).set(in_flight)
 
+    def set_stream(self, queue: str, lag: int, pending: int) -> None:
+        self.stream_lag.labels(queue).set(lag)
+        self.stream_pending.labels(queue).set(pending)
+
+    def worker_job(self, queue: str, outcome: str, count: int = 1) -> None:
+        self.worker_jobs.labels(queue, outcome).inc(count)
+
     # -- cache ------------------------------------------------------------------------------
+
+    def cache_error(self, operation: str) -> None:
+        self.cache_errors.labels(operation).inc()
 
     def cache_lookup(self, level: str, hits: int, misses: int) -> None:
         if hits:

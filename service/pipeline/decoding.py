@@ -14,26 +14,29 @@ import time
 from collections.abc import Sequence
 
 from service.batching import (
+    Batcher,
     BatcherStoppedError,
     DeadlineExceededError,
     EvictedError,
     Job,
-    LocalBatcher,
     Priority,
     QueueFullError,
 )
+from service.batching.stream_gateway import JobFailedError, QueueUnavailableError
 from service.engine.tokenization import TextCodec
 from service.experiments.arms import Arm
 from service.observability.metrics import Metrics
 from service.pipeline.cache import SentenceCache
 from service.pipeline.errors import (
+    InternalError,
     InvalidRequestError,
     NotReadyError,
     OverloadedError,
     PayloadTooLargeError,
     RequestDeadlineError,
 )
-from service.pipeline.queues import Outcome, Queues
+from service.pipeline.queues import DecodingQueues
+from service.pipeline.runners import Outcome
 from service.pipeline.types import Timings
 from service.pipeline.units import Unit
 
@@ -42,7 +45,13 @@ __all__ = ["UnitDecoder"]
 
 class UnitDecoder:
     def __init__(
-        self, queues: Queues, cache: SentenceCache, codec: TextCodec, metrics: Metrics, model_key: str, max_queue: int
+        self,
+        queues: DecodingQueues,
+        cache: SentenceCache,
+        codec: TextCodec,
+        metrics: Metrics,
+        model_key: str,
+        max_queue: int,
     ) -> None:
         self.queues = queues
         self.cache = cache
@@ -70,7 +79,6 @@ class UnitDecoder:
                 misses.append(i)
             else:
                 outputs[i] = json.loads(value)
-        self.metrics.cache_lookup("memory", len(todo) - len(misses), len(misses))
         first_of: dict[str, int] = {}
         unique = [i for i in misses if first_of.setdefault(units[i].normalized.text, i) == i]
         jobs = [Job(tokens=units[i].tokens, arm=arm.queue, priority=priority, deadline=deadline) for i in unique]
@@ -92,7 +100,7 @@ class UnitDecoder:
         timings.cache = timings_cache
         return [out if out is not None else [] for out in outputs]
 
-    async def submit_to(self, batcher: LocalBatcher, label: str, jobs: list[Job]) -> list[Outcome]:
+    async def submit_to(self, batcher: Batcher, label: str, jobs: list[Job]) -> list[Outcome]:
         """Admit the jobs to ``batcher`` together (all or none), wait for their outcomes, and turn
         batching errors into request errors (``label`` names the queue in messages)."""
         if len(jobs) > self.max_queue:
@@ -109,5 +117,9 @@ class UnitDecoder:
             raise RequestDeadlineError(f"not decoded in time: {error}") from error
         except BatcherStoppedError as error:
             raise NotReadyError("the service is shutting down") from error
+        except QueueUnavailableError as error:
+            raise OverloadedError(f"{error}; retry later", retry_after="1") from error
+        except JobFailedError as error:
+            raise InternalError(f"{label} could not decode a sentence ({error.reason}): {error}") from error
         except ValueError as error:  # decoding settings the engine refuses
             raise InvalidRequestError(str(error)) from error

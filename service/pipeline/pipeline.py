@@ -17,11 +17,15 @@ import logging
 import os
 import socket
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import redis.asyncio as aioredis
+
 from service.batching import BatchPolicy, Job, Priority
+from service.batching.streams import StreamKeys
 from service.config import Settings
 from service.engine.allocator import keep_freed_blocks
 from service.engine.decoding.types import DecodeParams
@@ -32,11 +36,11 @@ from service.engine.tokenization import TextCodec
 from service.experiments.arms import BACKENDS, Arm, UnknownArmError
 from service.experiments.definition import load_experiment
 from service.experiments.manager import ExperimentManager, Route
-from service.experiments.store import ExperimentStore, LocalStore, RedisStore
+from service.experiments.store import LocalStore, RedisStore
 from service.observability.hooks import MetricsHooks
 from service.observability.metrics import NO_EXPERIMENT, Metrics
 from service.observability.stats import OK, RollingStats
-from service.pipeline.cache import MemoryCache, SentenceCache
+from service.pipeline.cache import MemoryCache, RedisCache, SentenceCache, TieredCache
 from service.pipeline.decoding import UnitDecoder
 from service.pipeline.errors import (
     InternalError,
@@ -48,8 +52,10 @@ from service.pipeline.errors import (
     UnknownArmRequestError,
 )
 from service.pipeline.preprocess import Preprocessor
-from service.pipeline.queues import GENERATE_QUEUE, Outcome, Queues
+from service.pipeline.queues import GENERATE_QUEUE, DecodingQueues, LocalQueues
+from service.pipeline.runners import Outcome
 from service.pipeline.shadow import ShadowRunner
+from service.pipeline.stream_queues import StreamQueues
 from service.pipeline.types import (
     Correction,
     CorrectRequest,
@@ -95,15 +101,11 @@ class Pipeline:
     def __init__(
         self,
         settings: Settings,
-        metrics: Metrics | None = None,
-        stats: RollingStats | None = None,
-        cache: SentenceCache | None = None,
-        store: ExperimentStore | None = None,
     ) -> None:
         self.settings = settings
-        self.metrics = metrics or Metrics()
-        self.stats = stats or RollingStats()
-        self.cache = cache if cache is not None else MemoryCache(settings.cache_size)
+        self.metrics = Metrics()
+        self.stats = RollingStats()
+        self.cache = self._cache()
         self.manifest = ModelManifest.load(settings.model_path)
         self.codec = TextCodec(settings.model_path / self.manifest.tokenizer, set())
         self.preprocessor = Preprocessor(
@@ -112,17 +114,26 @@ class Pipeline:
             settings.preprocess_mode,
             settings.preprocess_workers,
         )
-        if store is None:
-            store = RedisStore(settings.redis_url, settings.redis_prefix) if settings.redis_url else LocalStore()
-        self.experiments = ExperimentManager(settings.default_backend, store, f"{socket.gethostname()}:{os.getpid()}")
-        self.queues: Queues | None = None
+        store = RedisStore(settings.redis_url, settings.redis_prefix) if settings.redis_url else LocalStore()
+        self.replica = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.experiments = ExperimentManager(settings.default_backend, store, self.replica)
+        self.queues: DecodingQueues | None = None
         self.decoder: UnitDecoder | None = None
         self.shadow: ShadowRunner | None = None
-        self._release_memory: asyncio.Task[None] | None = None
         self.ready = False
         self.variant: str | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
+
+    def _cache(self) -> TieredCache:
+        """The in-memory LRU, then Redis when ``redis_url`` is set (and ``cache_ttl_s`` is not 0)."""
+        s = self.settings
+        levels: list[tuple[str, SentenceCache]] = [("memory", MemoryCache(s.cache_size))]
+        if s.redis_url and s.cache_ttl_s > 0:
+            client = aioredis.Redis.from_url(s.redis_url, socket_connect_timeout=0.5, socket_timeout=1)
+            shared = RedisCache(client, s.redis_prefix, s.cache_ttl_s, on_error=self.metrics.cache_error)
+            levels.append(("redis", shared))
+        return TieredCache(levels, self.metrics.cache_lookup)
 
     def _engines(self) -> list[Engine]:
         s = self.settings
@@ -132,27 +143,44 @@ class Pipeline:
         return [Engine(s.model_path, s.model_variant, session) for _ in range(s.inference_workers)]
 
     async def start(self) -> None:
-        """Load the engines, open the experiment, warm every queue up; then ``ready`` turns True."""
+        """Load the engines (or join the workers' streams), open the experiment, warm every local
+        queue up; then ``ready`` turns True."""
         s = self.settings
-        engines = await asyncio.to_thread(self._engines)
-        self.variant = engines[0].model.variant
-        policy = BatchPolicy(
-            max_batch_size=s.max_batch_size,
-            max_batch_tokens=s.max_batch_tokens,
-            max_wait_ms=s.max_wait_ms,
-            max_queue=s.max_queue,
-            admit_within=s.admit_within,
-        )
-        self.queues = Queues(engines, policy, MetricsHooks(self.metrics, self.stats))
+        if s.queue_url:
+            self.variant = s.model_variant or self.manifest.default_variant
+            keys = StreamKeys.for_model(s.redis_prefix, self.manifest.name, self.manifest.version, self.variant)
+            self.queues = StreamQueues(
+                s.queue_url, keys, self.replica, s.max_queue, s.admit_within, s.worker_timeout_s, self.metrics
+            )
+        else:
+            engines = await asyncio.to_thread(self._engines)
+            self.variant = engines[0].model.variant
+            policy = BatchPolicy(
+                max_batch_size=s.max_batch_size,
+                max_batch_tokens=s.max_batch_tokens,
+                max_wait_ms=s.max_wait_ms,
+                max_queue=s.max_queue,
+                admit_within=s.admit_within,
+            )
+            self.queues = LocalQueues(engines, policy, MetricsHooks(self.metrics, self.stats))
+        await self.queues.start()
         model_key = f"{self.manifest.name}\x1f{self.manifest.version}\x1f{self.variant}"
         self.decoder = UnitDecoder(self.queues, self.cache, self.codec, self.metrics, model_key, s.max_queue)
         self.shadow = ShadowRunner(self.decoder, self.experiments, self.metrics, s.shadow_timeout_s)
         await self.experiments.open(load_experiment(s.experiment) if s.experiment else None)
+        if isinstance(self.queues, LocalQueues):
+            await self._warm_up(self.queues)
+            keep_freed_blocks()  # process-wide: bounds what malloc keeps once the idle release has run
+        self.ready = True
+        log.info("pipeline ready", extra={"model": self.manifest.name, "variant": self.variant})
+
+    async def _warm_up(self, queues: LocalQueues) -> None:
+        """Every queue's first batches, which are slow (and teach admission control the real cost)."""
         arms = [Arm.of_backend(name) for name in BACKENDS]
         arms += [self.experiments.resolve(name) for name in self.experiments.known_arms()]
         tokens = self.preprocessor.encode(WARMUP_TEXT)
-        batchers = {arm.queue: self.queues.get(arm) for arm in arms}
-        batchers[GENERATE_QUEUE] = self.queues.generate()
+        batchers = {arm.queue: queues.get(arm) for arm in arms}
+        batchers[GENERATE_QUEUE] = queues.generate()
         for _ in range(WARMUP_ROUNDS):
             await asyncio.gather(
                 *(
@@ -160,22 +188,21 @@ class Pipeline:
                     for name, b in batchers.items()
                 )
             )
-        keep_freed_blocks()  # process-wide: bounds what malloc keeps once the idle release has run
-        self._release_memory = asyncio.create_task(self.queues.release_memory_when_idle(), name="release-memory")
-        self.ready = True
-        log.info("pipeline ready", extra={"model": self.manifest.name, "variant": self.variant})
+
+    @property
+    def accepting(self) -> bool:
+        """Ready, and something can decode: an engine here, or a live worker."""
+        return self.ready and self.queues is not None and self.queues.ready
 
     async def stop(self) -> None:
         """Stop taking work, finish what is queued and running (up to the drain timeout)."""
         self.ready = False
-        if self._release_memory is not None:
-            self._release_memory.cancel()
-            await asyncio.gather(self._release_memory, return_exceptions=True)
         if self.shadow is not None:
             await self.shadow.stop()
         if self.queues is not None:
             await self.queues.stop(self.settings.drain_timeout_s)
         await self.experiments.close()
+        await self.cache.close()
         self.preprocessor.close()
 
     @property
@@ -274,8 +301,8 @@ class Pipeline:
         return routed
 
     async def _correct(self, request: CorrectRequest, record: _Record, deadline: float) -> CorrectResult:
-        if not self.ready or self.decoder is None or self.shadow is None:
-            raise NotReadyError("the model is still loading")
+        if not self.accepting or self.decoder is None or self.shadow is None:
+            raise NotReadyError(self._not_ready_reason())
         if request.offset_unit not in ("codepoint", "utf16"):
             raise InvalidRequestError("offset_unit must be 'codepoint' or 'utf16'")
         self._validate_texts(request.texts)
@@ -327,8 +354,8 @@ class Pipeline:
     # -- generate ---------------------------------------------------------------------------
 
     async def _generate(self, request: GenerateRequest, record: _Record, deadline: float) -> GenerateResult:
-        if not self.ready or self.queues is None:
-            raise NotReadyError("the model is still loading")
+        if not self.accepting or self.queues is None:
+            raise NotReadyError(self._not_ready_reason())
         record.arm = GENERATE_QUEUE
         self._validate_texts([request.text])
         params = DecodeParams(
@@ -380,12 +407,18 @@ class Pipeline:
         assert self.decoder is not None and self.queues is not None
         return await self.decoder.submit_to(self.queues.generate(), "generate", jobs)
 
+    def _not_ready_reason(self) -> str:
+        if not self.ready:
+            return "the model is still loading"
+        return "no engine worker is available (none has sent a heartbeat lately)"
+
     def health(self) -> dict[str, Any]:
         batchers = self.queues.batchers if self.queues is not None else {}
         return {
-            "ready": self.ready,
+            "ready": self.accepting,
             "model": self.manifest.name,
             "version": self.manifest.version,
             "variant": self.variant,
+            "decoding": self.queues.health() if self.queues is not None else None,
             "queues": {n: {"depth": b.depth, "in_flight": b.in_flight} for n, b in batchers.items()},
         }

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 from typing import Any
 
 import grpc
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from service.api.proto import gecserve_pb2_grpc as pb_grpc
 
@@ -60,3 +63,22 @@ def rebuild(text: str, edits: list[dict[str, Any]], unit: str) -> str:
         last = end
     out.append(cut(last, size))
     return "".join(out)
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    """The sum of the samples called ``name`` whose labels include ``labels`` (0 when none), from a
+    Prometheus text exposition (parsed by prometheus_client)."""
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == name and labels.items() <= sample.labels.items()
+    )
+
+
+def wait_for(condition: Callable[[], object], timeout: float = 60.0, every: float = 0.05) -> None:
+    """Poll until ``condition()`` holds (fails after ``timeout`` seconds: a generous bound, not a race)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(every)

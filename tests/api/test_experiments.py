@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import httpx
@@ -10,7 +9,7 @@ import pytest
 import yaml
 
 from service.api.proto import gecserve_pb2 as pb
-from tests.api.clients import grpc_call, post
+from tests.api.clients import grpc_call, post, wait_for
 from tests.api.server import RunningServer, start_server
 
 KEY = "s3cret-admin-key"
@@ -35,13 +34,6 @@ def ab_server(tmp_path_factory) -> RunningServer:
 
 def report(server: RunningServer, name: str = "ab") -> dict:
     return httpx.get(f"{server.url}/v1/experiments/{name}", timeout=30).json()
-
-
-def wait_for(condition, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.1)
 
 
 def test_users_are_assigned_stickily_and_told_which_arm(ab_server) -> None:

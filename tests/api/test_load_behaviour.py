@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 import signal
 import time
 
@@ -14,7 +13,7 @@ import pytest
 
 from models.fixture import clean_sentence, corrupt
 from service.api.proto import gecserve_pb2 as pb
-from tests.api.clients import grpc_error
+from tests.api.clients import grpc_error, metric, wait_for
 from tests.api.server import start_server
 
 pytestmark = pytest.mark.slow
@@ -23,25 +22,6 @@ pytestmark = pytest.mark.slow
 def _paragraphs(count: int, sentences: int, seed: int = 0) -> list[str]:
     rng = random.Random(seed)
     return [" ".join(corrupt(clean_sentence(rng), rng) + "." for _ in range(sentences)) for _ in range(count)]
-
-
-def _metric(metrics: str, name: str, **labels: str) -> float:
-    """The value of one sample (0 when absent); labels in any order."""
-    for line in metrics.splitlines():
-        if not line.startswith(name + "{"):
-            continue
-        found = dict(re.findall(r'(\w+)="([^"]*)"', line[len(name) : line.index("}") + 1]))
-        if found == labels:
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
-
-
-def _wait_for(condition, timeout: float = 60.0, every: float = 0.05) -> None:
-    """Poll until ``condition()`` holds (fails after ``timeout`` seconds: a generous bound, not a race)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(every)
 
 
 async def _post_all(url: str, payloads: list[dict]) -> list[httpx.Response]:
@@ -60,8 +40,8 @@ def test_concurrent_requests_batch_together_and_get_their_own_results(tmp_path) 
             (s["text"], s["edits"]) for s in sequential
         ]
         metrics = httpx.get(server.url + "/metrics").text
-        jobs = _metric(metrics, "gecserve_batch_size_sum", queue="accelerated")
-        batches = _metric(metrics, "gecserve_batch_size_count", queue="accelerated")
+        jobs = metric(metrics, "gecserve_batch_size_sum", queue="accelerated")
+        batches = metric(metrics, "gecserve_batch_size_count", queue="accelerated")
         assert batches < jobs, "every sentence was decoded alone: no batch formed"
     finally:
         stopped = server.stop()
@@ -103,7 +83,7 @@ def test_admission_refuses_at_once_what_cannot_finish_by_its_deadline(tmp_path) 
         refused = [r for r in responses if r.status_code == 503]
         assert all(1 <= int(r.headers["retry-after"]) <= 60 for r in refused)
         metrics = httpx.get(server.url + "/metrics").text
-        assert _metric(metrics, "gecserve_jobs_dropped_total", queue="accelerated", reason="wait") == len(refused)
+        assert metric(metrics, "gecserve_jobs_dropped_total", queue="accelerated", reason="wait") == len(refused)
     finally:
         server.stop()
 
@@ -121,11 +101,11 @@ def test_request_over_its_deadline_gets_504_and_queued_jobs_are_dropped(tmp_path
             def dropped() -> float:
                 metrics = httpx.get(server.url + "/metrics").text
                 return sum(
-                    _metric(metrics, "gecserve_jobs_dropped_total", queue="accelerated", reason=reason)
+                    metric(metrics, "gecserve_jobs_dropped_total", queue="accelerated", reason=reason)
                     for reason in ("deadline", "abandoned")
                 )
 
-            _wait_for(lambda: dropped() > 0)
+            wait_for(lambda: dropped() > 0)
         fast = httpx.post(server.url + "/v1/correct", json={"text": "Tom found an owl."}, timeout=30)
         assert fast.status_code == 200
     finally:
@@ -145,10 +125,10 @@ def test_decoding_stops_when_every_caller_is_past_its_deadline(tmp_path) -> None
 
         def settled() -> bool:
             metrics = httpx.get(server.url + "/metrics").text
-            idle = _metric(metrics, "gecserve_in_flight", queue="generate") == 0
-            return idle and _metric(metrics, "gecserve_jobs_dropped_total", queue="generate", reason="abandoned") > 0
+            idle = metric(metrics, "gecserve_in_flight", queue="generate") == 0
+            return idle and metric(metrics, "gecserve_jobs_dropped_total", queue="generate", reason="abandoned") > 0
 
-        _wait_for(settled)
+        wait_for(settled)
         assert httpx.post(server.url + "/v1/generate", json={"text": "i saw a apple"}, timeout=30).status_code == 200
     finally:
         server.stop()
@@ -164,7 +144,7 @@ def test_graceful_shutdown_finishes_in_flight_requests(tmp_path, sig) -> None:
 
     def admitted() -> float:
         metrics = httpx.get(server.url + "/metrics", timeout=5).text
-        return _metric(metrics, "gecserve_requests_in_progress", route="correct")
+        return metric(metrics, "gecserve_requests_in_progress", route="correct")
 
     async def scenario() -> list[httpx.Response]:
         async with httpx.AsyncClient(timeout=60) as client:

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import time
-
 import httpx
 import pytest
 import yaml
 
-from tests.api.clients import post
+from tests.api.clients import post, wait_for
 from tests.api.server import start_server
 from tests.api.test_experiments import ADMIN, EXPERIMENT, KEY
 from tests.conftest import REDIS_URL
 
 pytestmark = pytest.mark.slow
-
-
-def wait_for(condition, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.2)
 
 
 def test_two_replicas_report_the_merged_numbers_and_share_weights(tmp_path, redis_prefix: str) -> None:

@@ -59,6 +59,10 @@ def exported() -> dict[str, frozenset[str]]:
     metrics.batch_error("accelerated", "engine")
     metrics.set_queue("accelerated", 1, 2)
     metrics.cache_lookup("memory", 1, 1)
+    metrics.cache_error("get")
+    metrics.set_stream("accelerated", 3, 1)
+    metrics.workers_live.set(2)
+    metrics.worker_job("accelerated", "decoded")
     families = list(text_string_to_metric_families(metrics.render().decode()))
     silent = [family.name for family in families if not family.samples]
     assert not silent, f"observe these in exported() too, so their samples can be checked: {silent}"

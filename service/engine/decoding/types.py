@@ -1,8 +1,9 @@
-"""Parameters and results shared by all decoding strategies."""
+"""Parameters and results shared by all decoding strategies, and their JSON form (for a remote worker)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,37 @@ class DecodeResult:
     @property
     def tokens_per_pass(self) -> float:
         return sum(self.accepted) / max(1, len(self.accepted))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "finished": self.finished,
+            "passes": self.passes,
+            "accepted": self.accepted,
+            "hypotheses": [[h.tokens, h.score] for h in self.hypotheses],
+            "gaps": self.gaps,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> DecodeResult:
+        return cls(
+            tokens=list(data["tokens"]),
+            finished=bool(data["finished"]),
+            passes=int(data["passes"]),
+            accepted=list(data["accepted"]),
+            hypotheses=[Hypothesis(list(tokens), float(score)) for tokens, score in data["hypotheses"]],
+            gaps=list(data["gaps"]),
+        )
+
+
+def decoding_to_json(strategy: str, params: DecodeParams) -> dict[str, Any]:
+    """A strategy and its parameters as JSON-ready data."""
+    return {"strategy": strategy, "params": asdict(params)}
+
+
+def decoding_from_json(data: dict[str, Any]) -> tuple[str, DecodeParams]:
+    """``decoding_to_json`` read back (``TypeError`` for an unknown parameter)."""
+    return str(data["strategy"]), DecodeParams(**data["params"])
 
 
 def default_max_new_tokens(source_length: int, max_target_positions: int, prefix_length: int) -> int:

@@ -1,0 +1,158 @@
+"""The Redis Streams transport's shared vocabulary: key names, and jobs and replies as stream entries.
+
+Gateways (``gecserve serve --queue redis://...``) and engine workers (``gecserve worker``) meet
+under one key namespace per model, ``{prefix}{name}@{version}/{variant}:``, so a worker only ever
+decodes for the model version its gateways preprocess for, and a new version starts from empty
+streams. Under it:
+
+* ``jobs:{queue}``: one stream per decoding queue, read by the consumer group ``workers``;
+* ``dead:{queue}``: jobs that failed ``max_deliveries`` deliveries (a worker died with them each time);
+* ``queues``: a set of the queue names gateways have used (a worker given no ``--arm`` reads them all);
+* ``reply:{gateway}``: a gateway's own results, a stream only it reads; its TTL is refreshed while the
+  gateway lives and by every worker that writes to it, so a gateway that dies leaves nothing behind;
+* ``workers``: a sorted set of worker id -> last heartbeat (Unix seconds).
+
+A job entry carries the source tokens, the priority, the deadline as Unix time (monotonic clocks do
+not cross processes), the decoding (strategy and parameters) and where to reply. A reply carries the
+job id and either the decode result with the batch's decoding time, or an error reason and message.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from service.batching.job import Job, Priority
+
+__all__ = [
+    "GROUP",
+    "JobEntry",
+    "Reply",
+    "StreamKeys",
+    "decode_job",
+    "decode_reply",
+    "encode_error",
+    "encode_job",
+    "encode_result",
+]
+
+GROUP = "workers"
+
+Fields = dict[bytes, bytes] | dict[str, str]
+
+
+@dataclass(frozen=True)
+class StreamKeys:
+    """Every key of one model's transport (see the module docstring)."""
+
+    prefix: str
+    model: str  # name@version/variant
+
+    @classmethod
+    def for_model(cls, prefix: str, name: str, version: str, variant: str) -> StreamKeys:
+        return cls(prefix, f"{name}@{version}/{variant}")
+
+    @property
+    def base(self) -> str:
+        return f"{self.prefix}{self.model}:"
+
+    def jobs(self, queue: str) -> str:
+        return f"{self.base}jobs:{queue}"
+
+    def dead(self, queue: str) -> str:
+        return f"{self.base}dead:{queue}"
+
+    def reply(self, gateway: str) -> str:
+        return f"{self.base}reply:{gateway}"
+
+    @property
+    def queues(self) -> str:
+        return f"{self.base}queues"
+
+    @property
+    def workers(self) -> str:
+        return f"{self.base}workers"
+
+    def queue_of(self, stream: str) -> str:
+        """The queue name of a ``jobs:`` stream key."""
+        return stream.removeprefix(f"{self.base}jobs:")
+
+
+def _text(fields: Fields) -> dict[str, str]:
+    return {
+        (k.decode() if isinstance(k, bytes) else k): (v.decode("utf-8") if isinstance(v, bytes) else v)
+        for k, v in fields.items()
+    }
+
+
+def _unix_deadline(deadline: float | None) -> str:
+    return "" if deadline is None else repr(time.time() + (deadline - time.monotonic()))
+
+
+def _monotonic_deadline(unix: str) -> float | None:
+    return None if not unix else time.monotonic() + (float(unix) - time.time())
+
+
+def encode_job(job: Job, reply_to: str, decoding: dict[str, Any]) -> dict[str, str]:
+    """A job as stream fields; ``decoding`` is ``{"strategy": ..., "params": {...}}`` (JSON-ready)."""
+    return {
+        "id": job.id,
+        "reply": reply_to,
+        "tokens": " ".join(map(str, job.tokens)),
+        "priority": str(int(job.priority)),
+        "deadline": _unix_deadline(job.deadline),
+        "decoding": json.dumps(decoding, separators=(",", ":")),
+    }
+
+
+@dataclass
+class JobEntry:
+    """A job read from a stream: the job (its deadline back on this process's monotonic clock), where
+    its result goes, and its decoding."""
+
+    job: Job
+    reply_to: str
+    decoding: dict[str, Any]
+
+
+def decode_job(fields: Fields, queue: str) -> JobEntry:
+    data = _text(fields)
+    job = Job(
+        tokens=[int(t) for t in data["tokens"].split()],
+        arm=queue,
+        priority=Priority(int(data["priority"])),
+        deadline=_monotonic_deadline(data["deadline"]),
+        id=data["id"],
+    )
+    return JobEntry(job, data["reply"], json.loads(data["decoding"]))
+
+
+def encode_result(job_id: str, result: dict[str, Any], seconds: float, batch_size: int) -> dict[str, str]:
+    """A decoded job's reply: the result (JSON-ready), the batch's decoding time and size."""
+    payload = {"result": result, "seconds": seconds, "batch_size": batch_size}
+    return {"id": job_id, "ok": json.dumps(payload, separators=(",", ":"))}
+
+
+def encode_error(job_id: str, reason: str, message: str) -> dict[str, str]:
+    """A job that was not decoded: ``deadline`` (dropped unrun), ``dead_letter``, ``invalid`` or ``failed``."""
+    return {"id": job_id, "error": reason, "message": message}
+
+
+@dataclass(frozen=True)
+class Reply:
+    job_id: str
+    result: dict[str, Any] | None = None
+    seconds: float = 0.0
+    batch_size: int = 0
+    error: str | None = None
+    message: str = ""
+
+
+def decode_reply(fields: Fields) -> Reply:
+    data = _text(fields)
+    if "ok" in data:
+        payload = json.loads(data["ok"])
+        return Reply(data["id"], payload["result"], float(payload["seconds"]), int(payload["batch_size"]))
+    return Reply(data["id"], error=data["error"], message=data.get("message", ""))

@@ -1,0 +1,135 @@
+"""``gecserve bench scaleout``: the Redis Streams topology against decoding in the gateway, and the cache.
+
+    gecserve bench scaleout --model models/gec-default --input fce.dev.detok.src \\
+        [--redis redis://127.0.0.1:6379/0] [--requests 300] [--saturation 32] [--json OUT]
+
+Starts, side by side on this machine: a gateway decoding in-process; a gateway with one
+``gecserve worker`` and one with two (``--queue``, streams under a key prefix of the run's own); a
+gateway whose sentence cache is warm in memory, and one whose memory level is off and whose
+Redis level is warm. The decoding topologies run a closed loop at concurrency 1 (the Redis hop's
+cost per request) and at ``--saturation`` (throughput at saturation), one after another for each
+concurrency so that neighbours in the table ran close in time; the cache gateways run at
+concurrency 1 over sentences they have seen. Prints the client's percentiles and throughput, the
+mean of each stage the server timed (where the time goes), and writes JSON. Every process shares
+the machine's cores with the others and with the load generator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+import uuid
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import httpx
+import redis
+from tqdm import tqdm
+
+from service.bench.report import table, write_json
+from service.bench.serve import closed_loop
+from service.bench.spawn import RunningServer, start_server, start_worker
+
+COLUMNS = ["topology", "concurrency", "requests", "errors", "req_per_s", "p50_ms", "p95_ms", "p99_ms"]
+STAGES = ["preprocess", "cache", "queue", "inference", "postprocess", "total"]
+
+
+def _topologies(
+    args: argparse.Namespace, logs: Path, prefix: str, stack: ExitStack
+) -> tuple[dict[str, RunningServer], dict[str, RunningServer]]:
+    """(decoding topologies, cache topologies), each started and registered for stopping."""
+
+    def server(name: str, until: str = "/readyz", **settings: object) -> RunningServer:
+        running = start_server(args.model, logs / name, until=until, **settings)
+        stack.callback(running.stop)
+        return running
+
+    def workers(count: int, queue_prefix: str) -> None:
+        for index in range(count):
+            worker = start_worker(args.model, logs / f"{queue_prefix}{index}", args.redis, redis_prefix=queue_prefix)
+            stack.callback(worker.stop)
+
+    decoding = {"in-process": server("local", cache_size=0)}
+    for count in (1, 2):
+        queue_prefix = f"{prefix}{count}w:"
+        gateway = server(f"{count}w", until="/healthz", cache_size=0, queue_url=args.redis, redis_prefix=queue_prefix)
+        workers(count, queue_prefix)
+        _wait_ready(gateway)
+        decoding[f"redis, {count} worker{'s' * (count > 1)}"] = gateway
+    caches = {
+        "cache hit: memory": server("memory-cache"),
+        "cache hit: redis": server("redis-cache", cache_size=0, redis_url=args.redis, redis_prefix=f"{prefix}cache:"),
+    }
+    return decoding, caches
+
+
+def _wait_ready(server: RunningServer, timeout: float = 60) -> None:
+    """Until the gateway has seen its workers."""
+    deadline = time.monotonic() + timeout
+    while httpx.get(f"{server.url}/readyz", timeout=2).status_code != 200:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{server.url} never became ready:\n{server.log()}")
+        time.sleep(0.1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="gecserve bench scaleout", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--model", type=Path, required=True)
+    parser.add_argument("--input", type=Path, required=True, help="one text per line")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--requests", type=int, default=300, help="requests per measurement")
+    parser.add_argument("--saturation", type=int, default=32, help="concurrency that saturates the machine")
+    parser.add_argument("--warmup", type=int, default=30)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    lines = [line.strip() for line in args.input.read_text(encoding="utf-8").splitlines() if line.strip()]
+    prefix = f"gecserve-bench:{uuid.uuid4().hex[:8]}:"
+    store = redis.Redis.from_url(args.redis)
+    try:
+        with tempfile.TemporaryDirectory() as logs, ExitStack() as stack:
+            decoding, caches = _topologies(args, Path(logs), prefix, stack)
+            rows = _measure(args, lines, decoding, caches)
+    finally:
+        stale = list(store.scan_iter(match=prefix + "*"))
+        if stale:
+            store.delete(*stale)
+        store.close()
+    print(table(rows, COLUMNS))
+    stage_rows = [{"topology": r["topology"], "concurrency": r["concurrency"], **r["server_stages_ms"]} for r in rows]
+    print("\nmean server stage times, ms (the rest of the client's latency is HTTP and the client):")
+    print(table(stage_rows, ["topology", "concurrency", *STAGES]))
+    by = {(r["topology"], r["concurrency"]): r for r in rows}
+    hop = by[("redis, 1 worker", 1)]["p50_ms"] - by[("in-process", 1)]["p50_ms"]
+    print(f"\nRedis hop at concurrency 1: {hop:+.2f} ms at p50 (gateway + 1 worker against in-process)")
+    if args.json:
+        write_json(args.json, {"command": " ".join(sys.argv), "rows": rows, "redis_hop_p50_ms": hop})
+    return 0
+
+
+def _measure(
+    args: argparse.Namespace,
+    lines: list[str],
+    decoding: dict[str, RunningServer],
+    caches: dict[str, RunningServer],
+) -> list[dict[str, Any]]:
+    runs = [(name, server, c) for c in (1, args.saturation) for name, server in decoding.items()]
+    rows = []
+    silent = tqdm(disable=True)
+    total = (len(runs) + len(caches)) * args.requests
+    with tqdm(total=total, desc="bench scaleout", unit="req", file=sys.stderr) as bar:
+        for offset, (name, server, concurrency) in enumerate(runs):
+            window = lines[(offset * args.requests) % len(lines) :] + lines
+            asyncio.run(closed_loop(server.url, window[-args.warmup :], None, concurrency, args.warmup, silent))
+            result = asyncio.run(closed_loop(server.url, window, None, concurrency, args.requests, bar))
+            rows.append({"topology": name, **result})
+        seen = lines[: args.requests]
+        for name, server in caches.items():
+            asyncio.run(closed_loop(server.url, seen, None, 8, len(seen), silent))  # fills the cache
+            rows.append({"topology": name, **asyncio.run(closed_loop(server.url, seen, None, 1, len(seen), bar))})
+    return rows
