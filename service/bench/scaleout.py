@@ -1,7 +1,7 @@
 """``gecserve bench scaleout``: the Redis Streams topology against decoding in the gateway, and the cache.
 
     gecserve bench scaleout --model models/gec-default --input fce.dev.detok.src \\
-        [--redis redis://127.0.0.1:6379/0] [--requests 300] [--saturation 32] [--json OUT]
+        [--redis redis://127.0.0.1:6379/0] [--requests 300] [--rounds 3] [--saturation 32] [--json OUT]
 
 Starts, side by side on this machine: a gateway decoding in-process; a gateway with one
 ``gecserve worker`` and one with two (``--queue``, streams under a key prefix of the run's own); a
@@ -9,15 +9,17 @@ gateway whose sentence cache is warm in memory, and one whose memory level is of
 Redis level is warm. The decoding topologies run a closed loop at concurrency 1 (the Redis hop's
 cost per request) and at ``--saturation`` (throughput at saturation), one after another for each
 concurrency so that neighbours in the table ran close in time; the cache gateways run at
-concurrency 1 over sentences they have seen. Prints the client's percentiles and throughput, the
-mean of each stage the server timed (where the time goes), and writes JSON. Every process shares
-the machine's cores with the others and with the load generator.
+concurrency 1 over sentences they have seen. The whole sequence runs ``--rounds`` times (the
+machine is noisy): percentiles come from every round's latencies together. Prints the client's
+percentiles and throughput, the mean of each stage the server timed (where the time goes), and
+writes JSON. Every process shares the machine's cores with the others and with the load generator.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import sys
 import tempfile
 import time
@@ -30,7 +32,7 @@ import httpx
 import redis
 from tqdm import tqdm
 
-from service.bench.report import table, write_json
+from service.bench.report import latency_summary, table, write_json
 from service.bench.serve import closed_loop
 from service.bench.spawn import RunningServer, start_server, start_worker
 
@@ -83,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument("--input", type=Path, required=True, help="one text per line")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
-    parser.add_argument("--requests", type=int, default=300, help="requests per measurement")
+    parser.add_argument("--requests", type=int, default=300, help="requests per measurement and round")
+    parser.add_argument("--rounds", type=int, default=3, help="times every measurement is repeated, in turn")
     parser.add_argument("--saturation", type=int, default=32, help="concurrency that saturates the machine")
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("--json", type=Path, default=None)
@@ -118,18 +121,42 @@ def _measure(
     decoding: dict[str, RunningServer],
     caches: dict[str, RunningServer],
 ) -> list[dict[str, Any]]:
+    """Every measurement, ``--rounds`` times in the same order; latencies pooled over the rounds,
+    throughput and stage times averaged."""
     runs = [(name, server, c) for c in (1, args.saturation) for name, server in decoding.items()]
-    rows = []
-    silent = tqdm(disable=True)
-    total = (len(runs) + len(caches)) * args.requests
+    runs += [(name, server, 1) for name, server in caches.items()]
+    seen = lines[: args.requests]
+    for server in caches.values():  # fill the caches with the sentences their runs repeat
+        asyncio.run(closed_loop(server.url, seen, None, 8, len(seen), tqdm(disable=True)))
+    pooled: dict[tuple[str, int], list[float]] = {(name, c): [] for name, _, c in runs}
+    parts: dict[tuple[str, int], list[dict[str, Any]]] = {(name, c): [] for name, _, c in runs}
+    total = len(runs) * args.rounds * args.requests
     with tqdm(total=total, desc="bench scaleout", unit="req", file=sys.stderr) as bar:
-        for offset, (name, server, concurrency) in enumerate(runs):
-            window = lines[(offset * args.requests) % len(lines) :] + lines
-            asyncio.run(closed_loop(server.url, window[-args.warmup :], None, concurrency, args.warmup, silent))
-            result = asyncio.run(closed_loop(server.url, window, None, concurrency, args.requests, bar))
-            rows.append({"topology": name, **result})
-        seen = lines[: args.requests]
-        for name, server in caches.items():
-            asyncio.run(closed_loop(server.url, seen, None, 8, len(seen), silent))  # fills the cache
-            rows.append({"topology": name, **asyncio.run(closed_loop(server.url, seen, None, 1, len(seen), bar))})
+        for round_index in range(args.rounds):
+            for offset, (name, server, concurrency) in enumerate(runs):
+                if name in caches:
+                    window = seen
+                else:
+                    start = ((round_index * len(runs) + offset) * args.requests) % len(lines)
+                    window = lines[start:] + lines
+                    warm = window[-args.warmup :]
+                    asyncio.run(closed_loop(server.url, warm, None, concurrency, args.warmup, tqdm(disable=True)))
+                key = (name, concurrency)
+                part = asyncio.run(closed_loop(server.url, window, None, concurrency, args.requests, bar, pooled[key]))
+                parts[key].append(part)
+    rows = []
+    for (name, concurrency), measured in parts.items():
+        stages = {stage: statistics.fmean(p["server_stages_ms"].get(stage, 0.0) for p in measured) for stage in STAGES}
+        rows.append(
+            {
+                "topology": name,
+                "concurrency": concurrency,
+                "requests": sum(p["requests"] for p in measured),
+                "errors": sum(p["errors"] for p in measured),
+                "req_per_s": statistics.fmean(p["req_per_s"] for p in measured),
+                **latency_summary(pooled[(name, concurrency)]),
+                "server_stages_ms": stages,
+                "rounds": measured,
+            }
+        )
     return rows

@@ -33,11 +33,19 @@ COLUMNS = ["backend", "concurrency", "requests", "errors", "req_per_s", "mean_ms
 
 
 async def closed_loop(
-    url: str, lines: list[str], backend: str | None, concurrency: int, requests: int, progress: tqdm
+    url: str,
+    lines: list[str],
+    backend: str | None,
+    concurrency: int,
+    requests: int,
+    progress: tqdm,
+    latencies: list[float] | None = None,
 ) -> dict[str, Any]:
     """``requests`` requests from ``concurrency`` clients (``backend`` None: the server's choice).
-    The row has the client's latency percentiles and the mean of each stage the server timed."""
-    latencies: list[float] = []
+    The row has the client's latency percentiles and the mean of each stage the server timed; each
+    successful request's latency (seconds) is also appended to ``latencies`` when given."""
+    latencies = [] if latencies is None else latencies
+    first = len(latencies)
     stages: dict[str, float] = {}
     errors: dict[str, int] = {}
     cursor = iter(range(requests))
@@ -72,9 +80,9 @@ async def closed_loop(
         "requests": requests,
         "errors": sum(errors.values()),
         "error_codes": errors,
-        "req_per_s": len(latencies) / elapsed,
-        **latency_summary(latencies),
-        "server_stages_ms": {stage: total / max(1, len(latencies)) for stage, total in stages.items()},
+        "req_per_s": (len(latencies) - first) / elapsed,
+        **latency_summary(latencies[first:]),
+        "server_stages_ms": {stage: total / max(1, len(latencies) - first) for stage, total in stages.items()},
     }
 
 
