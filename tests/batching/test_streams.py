@@ -262,3 +262,31 @@ def test_reply_codec_round_trip() -> None:
     assert abs(entry.job.deadline - job.deadline) < 0.01
     assert decode_reply(encode_result("a", {"x": 1}, 0.5, 3)) == Reply("a", {"x": 1}, 0.5, 3)
     assert decode_reply(encode_error("b", "deadline", "late")) == Reply("b", error="deadline", message="late")
+
+
+def test_a_worker_given_queues_serves_only_those(redis_prefix: str) -> None:
+    async def scenario() -> None:
+        async with Harness(redis_prefix) as h:
+            other = StreamBatcher(
+                h.client,
+                h.keys,
+                "r",
+                h.router,
+                100,
+                0.5,
+                lambda job: {"strategy": "echo"},
+                lambda reply, received: reply.result,
+                lambda: 1,
+            )
+            other.start()
+            policy = BatchPolicy(max_batch_size=8, max_wait_ms=1, admit_within=0)
+            only_r = StreamConsumer(h.client, h.keys, "worker-r", Echo(), policy, ["r"])
+            worker = await serve(only_r)
+            on_q = asyncio.ensure_future(h.batcher.submit(Job(tokens=[1])))
+            assert (await asyncio.wait_for(other.submit(Job(tokens=[2])), 10))["doubled"] == [4]
+            await asyncio.sleep(0.5)
+            assert not on_q.done() and await h.client.xlen(h.keys.jobs("q")) == 1
+            await cancel_task(worker)
+            on_q.cancel()
+
+    asyncio.run(scenario())
