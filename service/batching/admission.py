@@ -1,19 +1,25 @@
 """Admission control: how long queued work will take, so that what cannot finish in time is refused at once.
 
-``ServiceRate`` learns the seconds a worker spends per source token from the batches it runs (an
-exponentially weighted mean, so it follows the current batch sizes and load); while work is
-waiting, the time between a worker's batches counts too, since a backlog is served at that pace. A new request's
-wait is the work queued ahead of it (same or better priority), half of what is running, and its
-own work, divided among the queue's workers. A request whose wait would take more than its
-policy's share of the time left (``BatchPolicy.admit_within``) is refused with 503 at once,
-rather than admitted to time out with 504 later; ``Retry-After`` is the time the present
-backlog needs to drain.
+``ServiceRate`` learns what a batch costs from the batches a queue runs: ``seconds = fixed +
+per_token x tokens``, a least-squares line through the last ``window`` batches (while work is
+waiting, the time between a worker's batches counts too, since a backlog is served at that pace).
+The fixed part matters: a batch of one sentence costs several times more per token than a full
+batch (the decoder passes are paid once per batch), so a backlog, served in full batches, drains
+faster than single requests suggest. Until batches of different sizes have been seen, the cost is
+proportional to tokens. A new request's wait is the work queued ahead of it (same or better
+priority), half of what is running, and its own work, in as many batches as the policy will make
+of it, divided among the queue's workers. A request whose wait would take more than its policy's
+share of the time left (``BatchPolicy.admit_within``) is refused with 503 at once, rather than
+admitted to time out with 504 later; ``Retry-After`` is the time the present backlog needs to drain.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+from collections import deque
+
+import numpy as np
 
 __all__ = ["ServiceRate", "retry_after_header"]
 
@@ -22,42 +28,54 @@ RETRY_CAP_S = 60.0
 
 
 class ServiceRate:
-    """Seconds per source token of work, learnt from finished batches (thread-safe).
+    """Batch cost learnt from finished batches (thread-safe); see the module docstring.
 
-    ``prior_s_per_token`` answers until the first batch is measured; ``smoothing`` is the
-    weight of each new batch in the running mean.
+    ``prior_s_per_token`` answers until the first batch is measured.
     """
 
-    def __init__(self, prior_s_per_token: float = 0.0005, smoothing: float = 0.2) -> None:
-        if prior_s_per_token <= 0 or not 0 < smoothing <= 1:
-            raise ValueError("need prior_s_per_token > 0 and 0 < smoothing <= 1")
-        self._s_per_token = prior_s_per_token
-        self._smoothing = smoothing
-        self._measured = False
+    def __init__(self, prior_s_per_token: float = 0.0005, window: int = 64) -> None:
+        if prior_s_per_token <= 0 or window < 2:
+            raise ValueError("need prior_s_per_token > 0 and window >= 2")
+        self._batches: deque[tuple[float, float]] = deque(maxlen=window)  # (tokens, seconds)
+        self._fixed = 0.0
+        self._per_token = prior_s_per_token
         self._lock = threading.Lock()
 
     @property
-    def s_per_token(self) -> float:
-        return self._s_per_token
+    def measured(self) -> bool:
+        return bool(self._batches)
 
     @property
-    def measured(self) -> bool:
-        return self._measured
+    def fixed_s(self) -> float:
+        """Seconds a batch costs whatever its size."""
+        return self._fixed
+
+    @property
+    def s_per_token(self) -> float:
+        """Seconds each source token adds to a batch."""
+        return self._per_token
 
     def record(self, seconds: float, tokens: int) -> None:
         """A batch of ``tokens`` source tokens took ``seconds``."""
         if tokens <= 0 or seconds < 0:
             return
-        sample = seconds / tokens
         with self._lock:
-            if self._measured:
-                self._s_per_token += self._smoothing * (sample - self._s_per_token)
-            else:
-                self._s_per_token, self._measured = sample, True
+            self._batches.append((float(tokens), seconds))
+            self._fixed, self._per_token = self._fit()
 
-    def seconds_for(self, tokens: float, workers: int) -> float:
-        """Time ``workers`` need for ``tokens`` source tokens of work."""
-        return tokens * self._s_per_token / max(1, workers)
+    def _fit(self) -> tuple[float, float]:
+        tokens, seconds = (np.array(column) for column in zip(*self._batches, strict=True))
+        proportional = (0.0, float(seconds.sum() / tokens.sum()))
+        if tokens.max() < 2 * tokens.min():
+            return proportional  # batches of one size: the line is not determined
+        per_token, fixed = np.polyfit(tokens, seconds, 1)
+        if per_token <= 0 or fixed < 0:
+            return proportional
+        return float(fixed), float(per_token)
+
+    def seconds_for(self, tokens: float, workers: int, batches: int = 0) -> float:
+        """Time ``workers`` need for ``tokens`` source tokens of work in ``batches`` batches."""
+        return (batches * self._fixed + tokens * self._per_token) / max(1, workers)
 
 
 def retry_after_header(seconds: float) -> str:

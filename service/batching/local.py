@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -106,14 +107,19 @@ class LocalBatcher:
     def running(self) -> bool:
         return self._state == "running"
 
-    def estimated_wait(self, tokens: int = 0, priority: Priority = Priority.INTERACTIVE) -> float:
-        """Seconds before ``tokens`` more tokens of work at ``priority`` would be done (0 until a batch is measured)."""
+    def estimated_wait(self, tokens: int = 0, priority: Priority = Priority.INTERACTIVE, jobs: int = 1) -> float:
+        """Seconds before ``jobs`` more jobs of ``tokens`` tokens in all at ``priority`` would be done
+        (0 until a batch is measured)."""
         if not self.rate.measured:
             return 0.0
         now = time.monotonic()
         rank = int(priority)
-        ahead = sum(job.length for job in self._pending if effective_class(job, now, self.policy) <= rank)
-        return self.rate.seconds_for(ahead + self._in_flight_tokens / 2 + tokens, self.workers)
+        ahead = [job for job in self._pending if effective_class(job, now, self.policy) <= rank]
+        work = sum(job.length for job in ahead) + self._in_flight_tokens / 2 + tokens
+        return self.rate.seconds_for(work, self.workers, self._batches_for(len(ahead) + jobs))
+
+    def _batches_for(self, jobs: int) -> int:
+        return math.ceil(jobs / self.policy.max_batch_size)
 
     def start(self) -> None:
         if self._state != "new":
@@ -176,7 +182,7 @@ class LocalBatcher:
         deadlines = [job.deadline for job in jobs if job.deadline is not None]
         if deadlines and not shadow and self.policy.admit_within > 0:
             priority = min(job.priority for job in jobs)
-            wait = self.estimated_wait(sum(job.length for job in jobs), priority)
+            wait = self.estimated_wait(sum(job.length for job in jobs), priority, len(jobs))
             if wait > (min(deadlines) - now) * self.policy.admit_within:
                 raise self._refuse(
                     WouldMissDeadlineError,
@@ -190,7 +196,8 @@ class LocalBatcher:
     def _refuse(self, error: type[QueueFullError], jobs: Sequence[Job], detail: str = "") -> QueueFullError:
         self._hook("on_reject", error.reason)
         backlog = sum(job.length for job in self._pending) + self._in_flight_tokens
-        retry = self.rate.seconds_for(backlog, self.workers) if self.rate.measured else 2.0
+        batches = self._batches_for(len(self._pending))
+        retry = self.rate.seconds_for(backlog, self.workers, batches) if self.rate.measured else 2.0
         return error(len(self._pending), retry, self.name, detail)
 
     def _evict_shadow(self, count: int) -> None:

@@ -72,6 +72,7 @@ log = logging.getLogger(__name__)
 
 WARMUP_TEXT = "This are a warm-up sentence for the model."
 WARMUP_ROUNDS = 3  # the first run of a session is slow; later ones teach admission control the real cost
+WARMUP_BATCH = 16  # then one batch this large, for the cost of a batch at a second size
 NO_ARM = "none"  # requests refused before they were routed
 
 T = TypeVar("T")
@@ -175,16 +176,18 @@ class Pipeline:
         log.info("pipeline ready", extra={"model": self.manifest.name, "variant": self.variant})
 
     async def _warm_up(self, queues: LocalQueues) -> None:
-        """Every queue's first batches, which are slow (and teach admission control the real cost)."""
+        """Every queue's first batches, which are slow; then one larger batch each, so that admission
+        control knows what a batch costs at two sizes."""
         arms = [Arm.of_backend(name) for name in BACKENDS]
         arms += [self.experiments.resolve(name) for name in self.experiments.known_arms()]
         tokens = self.preprocessor.encode(WARMUP_TEXT)
         batchers = {arm.queue: queues.get(arm) for arm in arms}
         batchers[GENERATE_QUEUE] = queues.generate()
-        for _ in range(WARMUP_ROUNDS):
+        payload = ("beam", DecodeParams(num_beams=2))
+        for size in [1] * WARMUP_ROUNDS + [min(WARMUP_BATCH, self.settings.max_batch_size)]:
             await asyncio.gather(
                 *(
-                    b.submit(Job(tokens=tokens, arm=name, payload=("beam", DecodeParams(num_beams=2))))
+                    b.submit_many([Job(tokens=tokens, arm=name, payload=payload) for _ in range(size)])
                     for name, b in batchers.items()
                 )
             )

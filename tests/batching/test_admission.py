@@ -37,16 +37,33 @@ class Gate:
 
 
 def test_service_rate_learns_from_batches() -> None:
-    rate = ServiceRate(prior_s_per_token=0.5, smoothing=0.5)
+    rate = ServiceRate(prior_s_per_token=0.5)
     assert not rate.measured and rate.seconds_for(10, 1) == 5.0
     rate.record(1.0, 100)  # the first batch replaces the prior
     assert rate.measured and rate.s_per_token == pytest.approx(0.01)
-    rate.record(3.0, 100)  # then a weighted mean
-    assert rate.s_per_token == pytest.approx(0.02)
+    rate.record(3.0, 100)  # batches of one size: the cost is proportional to tokens
+    assert rate.s_per_token == pytest.approx(0.02) and rate.fixed_s == 0.0
     assert rate.seconds_for(100, 2) == pytest.approx(1.0)
     rate.record(1.0, 0)  # nothing to learn from an empty batch
     assert rate.s_per_token == pytest.approx(0.02)
     assert [retry_after_header(s) for s in (0.0, 0.2, 1.5, 59.1, 500)] == ["1", "1", "2", "60", "60"]
+
+
+def test_a_batch_has_a_fixed_cost_once_two_sizes_are_seen() -> None:
+    """One sentence alone costs more per token than in a full batch: a backlog drains faster than
+    single requests suggest, and admission must not refuse what full batches can serve."""
+    rate = ServiceRate()
+    for _ in range(3):
+        rate.record(0.050, 10)  # 40 ms per batch + 1 ms per token
+    rate.record(0.360, 320)
+    assert rate.fixed_s == pytest.approx(0.040) and rate.s_per_token == pytest.approx(0.001)
+    # 640 tokens in two full batches: 2 x 40 ms + 640 ms, where 10-token batches would say 3.2 s
+    assert rate.seconds_for(640, 1, batches=2) == pytest.approx(0.72)
+    assert rate.seconds_for(640, 2, batches=2) == pytest.approx(0.36)
+    noisy = ServiceRate()
+    noisy.record(0.5, 10)
+    noisy.record(0.1, 100)  # bigger and faster: no line with a positive slope, so proportional
+    assert noisy.fixed_s == 0.0 and noisy.s_per_token == pytest.approx(0.6 / 110)
 
 
 def test_work_that_would_miss_its_deadline_is_refused_at_once() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from service.config import Settings
 from service.pipeline.errors import PayloadTooLargeError, UnknownArmRequestError
-from service.pipeline.pipeline import Pipeline
+from service.pipeline.pipeline import WARMUP_ROUNDS, Pipeline
 from service.pipeline.types import CorrectRequest, GenerateRequest
 from tests.conftest import FIXTURE_MODEL
 
@@ -91,4 +91,4 @@ def test_text_the_model_cannot_read_never_reaches_a_queue() -> None:
     result, batches = asyncio.run(with_pipeline(settings(), body))
     assert [c.text for c in result.corrections] == texts
     assert all(c.edits == [] for c in result.corrections)
-    assert batches == 3  # the warm-up rounds only
+    assert batches == WARMUP_ROUNDS + 1  # the warm-up's batches only
