@@ -36,7 +36,12 @@ class OverloadedError(RequestError):
 
 
 class NotReadyError(RequestError):
+    """Loading, shutting down, or no live worker: worth retrying in a second (here or elsewhere)."""
+
     status, reason = 503, "not_ready"
+
+    def __init__(self, message: str, retry_after: str | None = "1") -> None:
+        super().__init__(message, retry_after)
 
 
 class RequestDeadlineError(RequestError):

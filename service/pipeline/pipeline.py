@@ -184,7 +184,7 @@ class Pipeline:
         batchers = {arm.queue: queues.get(arm) for arm in arms}
         batchers[GENERATE_QUEUE] = queues.generate()
         payload = ("beam", DecodeParams(num_beams=2))
-        for size in [1] * WARMUP_ROUNDS + [min(WARMUP_BATCH, self.settings.max_batch_size)]:
+        for size in [1] * WARMUP_ROUNDS + [min(WARMUP_BATCH, self.settings.max_batch_size, self.settings.max_queue)]:
             await asyncio.gather(
                 *(
                     b.submit_many([Job(tokens=tokens, arm=name, payload=payload) for _ in range(size)])
@@ -244,7 +244,7 @@ class Pipeline:
         seconds = self.settings.request_timeout_s if timeout is None else min(timeout, self.settings.request_timeout_s)
         record = _Record(api, route)
         started = time.monotonic()
-        outcome = "error"
+        outcome = "cancelled"  # what is left when the caller went away (the task was cancelled)
         try:
             with self.metrics.in_progress(route):
                 async with asyncio.timeout(seconds):
@@ -258,6 +258,7 @@ class Pipeline:
             outcome = error.reason
             raise
         except Exception as error:
+            outcome = InternalError.reason
             log.exception("request failed", extra={"api": api, "route": route, "arm": record.arm})
             raise InternalError(f"the {route} request failed inside the service: {type(error).__name__}") from error
         finally:

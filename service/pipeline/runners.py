@@ -3,7 +3,8 @@ own process or in ``gecserve worker``.
 
 A batch is abandoned between decoder passes once every job in it is past its deadline, so no engine
 time is spent on answers nobody waits for. Jobs that carry their own decoding (``/v1/generate``, and
-every job a remote worker reads) are grouped by it, and bad settings fail only their own jobs.
+every job a remote worker reads) are grouped by it. A batch the engine raises on is decoded again one
+job at a time, so bad settings or a sentence that breaks the engine fail only their own jobs.
 
 ``IdleRelease``: once no batch has run for ``IDLE_S`` seconds, the memory decoding used goes back to
 the system; never between the batches of a burst, whose next batch would only fault the same pages
@@ -13,6 +14,7 @@ in again.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,6 +26,8 @@ from service.engine.decoding.types import DecodeParams, DecodeResult
 from service.engine.engine import DecodingStoppedError, Engine
 
 __all__ = ["IDLE_S", "IdleRelease", "Outcome", "decode_batch", "decode_by_payload"]
+
+log = logging.getLogger(__name__)
 
 IDLE_S = 2.0  # no batch for this long: decoding is idle and its freed memory goes back
 
@@ -44,13 +48,23 @@ def _all_expired(jobs: Sequence[Job]) -> bool:
 
 
 def decode_batch(engine: Engine, jobs: Sequence[Job], strategy: str, params: DecodeParams) -> list[Any]:
-    """One ``Outcome`` per job, or ``DeadlineExceededError`` for each when the batch was abandoned."""
+    """One ``Outcome`` per job, or ``DeadlineExceededError`` for each when the batch was abandoned.
+
+    When the engine raises on a batch (settings it refuses, or a fault), each job is decoded alone,
+    so only the jobs that fail by themselves get the exception and the others their results."""
     started = time.monotonic()
     try:
         results = engine.generate([job.tokens for job in jobs], strategy, params, stop=lambda: _all_expired(jobs))
     except DecodingStoppedError as error:
         abandoned = DeadlineExceededError(f"abandoned while decoding: every caller was past its deadline ({error})")
         return [abandoned] * len(jobs)
+    except Exception as error:
+        if len(jobs) == 1:
+            return [error]
+        log.warning(
+            "a batch of %d failed (%s: %s); decoding its jobs one by one", len(jobs), type(error).__name__, error
+        )
+        return [outcome for job in jobs for outcome in decode_batch(engine, [job], strategy, params)]
     finished = time.monotonic()
     return [Outcome(result, started, finished, len(jobs)) for result in results]
 
@@ -62,10 +76,7 @@ def decode_by_payload(engine: Engine, jobs: Sequence[Job]) -> list[Any]:
     for index, job in enumerate(jobs):
         groups.setdefault(job.payload, []).append(index)
     for (strategy, params), indices in groups.items():
-        try:
-            decoded = decode_batch(engine, [jobs[i] for i in indices], strategy, params)
-        except ValueError as error:
-            decoded = [error] * len(indices)
+        decoded = decode_batch(engine, [jobs[i] for i in indices], strategy, params)
         for index, outcome in zip(indices, decoded, strict=True):
             outcomes[index] = outcome
     return outcomes

@@ -127,3 +127,16 @@ def test_batch_with_rows_near_the_position_limit(engine) -> None:
     sources = [long_source, short_source]
     greedy = engine.generate(sources, "greedy")
     assert _tokens(engine.generate(sources, "aggressive")) == _tokens(greedy)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(text, min_size=1, max_size=6), limit=st.one_of(st.none(), st.integers(1, 30)))
+def test_greedy_is_the_same_in_both_cache_layouts(texts: list[str], limit: int | None) -> None:
+    """The compact and masked key/value layouts are two views of one history: same tokens, same passes."""
+    compact, masked = engine_for("int8", "compact"), engine_for("int8", "masked")
+    sources = [s[: compact.max_source_tokens] for s in compact.codec.encode_batch(texts)]
+    params = DecodeParams(max_new_tokens=limit)
+    from_compact = compact.generate(sources, "greedy", params)
+    from_masked = masked.generate(sources, "greedy", params)
+    assert _tokens(from_compact) == _tokens(from_masked)
+    assert [r.finished for r in from_compact] == [r.finished for r in from_masked]

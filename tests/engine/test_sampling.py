@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from service.engine.decoding import sampling
 from service.engine.decoding.beam import log_softmax
 from service.engine.decoding.sampling import sample, warp
 from service.engine.decoding.types import DecodeParams, Hypothesis
@@ -99,11 +102,16 @@ def test_different_seeds_differ() -> None:
     assert len(outputs) > 1
 
 
-def test_no_seed_draws_a_fresh_one() -> None:
+def test_no_seed_draws_a_fresh_one_for_each_call(monkeypatch) -> None:
+    """Without a seed each call draws its own from the OS, and samples as that seed would."""
     engine = engine_for("fp32")
     sources = engine.codec.encode_batch([UNSURE])
     params = DecodeParams(temperature=3.0, num_return_sequences=3)
-    assert _outputs(engine.generate(sources, "sample", params)) != _outputs(engine.generate(sources, "sample", params))
+    drawn = iter([5, 6])
+    monkeypatch.setattr(sampling.secrets, "randbits", lambda bits: next(drawn))
+    unseeded = [_outputs(engine.generate(sources, "sample", params)) for _ in range(2)]
+    seeded = [_outputs(engine.generate(sources, "sample", replace(params, seed=s))) for s in (5, 6)]
+    assert unseeded == seeded and seeded[0] != seeded[1]
 
 
 @pytest.mark.parametrize(

@@ -127,4 +127,3 @@ def test_learner_pair_categories() -> None:
 def test_every_edit_gets_a_known_category(pair: tuple[str, str]) -> None:
     for edit in extract_edits(*pair):
         assert classify(edit) in CATEGORIES
-        assert classify(edit) == classify(edit)

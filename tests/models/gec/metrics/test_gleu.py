@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -118,17 +117,3 @@ def test_input_validation() -> None:
         corpus_gleu([SRC], [[]], [SRC])
     with pytest.raises(ValueError, match="empty"):
         corpus_gleu([], [], [])
-
-
-def test_jfleg_sized_corpus_is_fast() -> None:
-    rng = np.random.default_rng(0)
-    vocab = np.array([f"w{i}" for i in range(300)])
-
-    def sent() -> list[str]:
-        return vocab[rng.integers(0, 300, size=20)].tolist()
-
-    sources = [sent() for _ in range(754)]
-    refs = [[sent() for _ in range(4)] for _ in range(754)]
-    start = time.perf_counter()
-    corpus_gleu(sources, refs, sources, iterations=500)
-    assert time.perf_counter() - start < 5.0
