@@ -17,16 +17,14 @@ from starlette.exceptions import HTTPException
 from service.api import schemas
 from service.api.dashboard import mount_dashboard
 from service.api.experiments import experiments_router
+from service.api.languagetool import languagetool_router
 from service.api.limits import BodyLimit
-from service.api.responses import TextJSONResponse, error_response
+from service.api.responses import ARM_HEADER, TextJSONResponse, error_response, served_headers
 from service.pipeline.errors import InvalidRequestError, RequestError
 from service.pipeline.pipeline import Pipeline
-from service.pipeline.types import Correction, CorrectRequest, CorrectResult, GenerateRequest
+from service.pipeline.types import Correction, CorrectRequest, GenerateRequest
 
 __all__ = ["ARM_HEADER", "create_app"]
-
-ARM_HEADER = "X-Gecserve-Arm"
-EXPERIMENT_HEADER = "X-Gecserve-Experiment"
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     code: {"model": schemas.ErrorResponse, "description": text}
@@ -47,13 +45,6 @@ FRAMEWORK_REASONS = {400: "bad_request", 404: "not_found", 405: "method_not_allo
 
 def _correction_model(correction: Correction) -> dict[str, Any]:
     return {"text": correction.text, "edits": [e.__dict__ for e in correction.edits]}
-
-
-def _served_headers(result: CorrectResult) -> dict[str, str]:
-    headers = {ARM_HEADER: result.arm}
-    if result.experiment:
-        headers[EXPERIMENT_HEADER] = result.experiment
-    return headers
 
 
 def create_app(pipeline: Pipeline) -> FastAPI:
@@ -118,7 +109,7 @@ def create_app(pipeline: Pipeline) -> FastAPI:
             session_id=body.client.session_id,
         )
         result = await pipeline.correct(request, api="http")
-        response.headers.update(_served_headers(result))
+        response.headers.update(served_headers(result))
         answer: dict[str, Any] = {
             "model": {"name": result.model_name, "version": result.model_version},
             "arm": result.arm,
@@ -170,5 +161,6 @@ def create_app(pipeline: Pipeline) -> FastAPI:
         return stats.snapshot()
 
     app.include_router(experiments_router(pipeline.experiments, settings.admin_key))
+    app.include_router(languagetool_router(pipeline))
     mount_dashboard(app)
     return app

@@ -1,4 +1,5 @@
-"""JSON responses of the HTTP API, and the one shape of every error: ``{"error": {"reason", "message"}}``.
+"""JSON responses of the HTTP API, the one shape of every error (``{"error": {"reason", "message"}}``), and
+the headers naming the arm and experiment that served a correction.
 
 Text is passed through as it came: a lone surrogate that a JavaScript editor sent (JSON's
 ``\\ud800``) comes back in the same form, since an editor's offsets count it. UTF-8 cannot hold a
@@ -13,7 +14,12 @@ from typing import Any
 
 from fastapi.responses import JSONResponse
 
-__all__ = ["TextJSONResponse", "error_response"]
+from service.pipeline.types import CorrectResult
+
+__all__ = ["ARM_HEADER", "EXPERIMENT_HEADER", "TextJSONResponse", "error_response", "served_headers"]
+
+ARM_HEADER = "X-Gecserve-Arm"
+EXPERIMENT_HEADER = "X-Gecserve-Experiment"
 
 
 class TextJSONResponse(JSONResponse):
@@ -33,3 +39,11 @@ def error_response(
     return TextJSONResponse(
         {"error": {"reason": reason, "message": message}}, status_code=status, headers=all_headers or None
     )
+
+
+def served_headers(result: CorrectResult) -> dict[str, str]:
+    """The response headers naming the arm that served a correction, and the experiment that assigned it."""
+    headers = {ARM_HEADER: result.arm}
+    if result.experiment:
+        headers[EXPERIMENT_HEADER] = result.experiment
+    return headers

@@ -219,9 +219,12 @@ class Pipeline:
 
     # -- the entry point --------------------------------------------------------------------
 
-    async def correct(self, request: CorrectRequest, api: str = "http", timeout: float | None = None) -> CorrectResult:
-        """Corrections of ``request``'s paragraphs: what both APIs call."""
-        return await self._serve(api, "correct", timeout, self._correct, request)
+    async def correct(
+        self, request: CorrectRequest, api: str = "http", timeout: float | None = None, route: str = "correct"
+    ) -> CorrectResult:
+        """Corrections of ``request``'s paragraphs: what both APIs call. ``route`` labels the request's
+        metrics (``lt_check`` for LanguageTool's ``/v2/check``, which is served the same way)."""
+        return await self._serve(api, route, timeout, self._correct, request)
 
     async def generate(
         self, request: GenerateRequest, api: str = "http", timeout: float | None = None
