@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from service.config import Settings
+from service.text.rules import RULES
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 
@@ -18,3 +19,12 @@ def test_every_setting_is_in_the_configuration_table() -> None:
 
 def test_readme_shows_the_two_commands() -> None:
     assert "make serve" in README and "make test" in README
+
+
+def test_readme_rule_table_is_the_code_table() -> None:
+    for edit_type, rule in RULES.items():
+        row = (
+            f"| `{edit_type}` | `{rule.id}` | {rule.description} | `{rule.issue_type}` | `{rule.category_id}` |"
+            f" {rule.category_name} | `{rule.type_name}` | {rule.context_for_sure_match} |"
+        )
+        assert row in README, f"README rule table lacks or misstates: {row}"

@@ -1,0 +1,113 @@
+"""A correction as LanguageTool's ``/v2/check`` answer: ``software``, ``warnings``, ``language``, ``matches``.
+
+Each edit the rule selection keeps becomes one match (``service.text.rules`` gives its rule, category
+and messages). ``offset`` and ``length`` count UTF-16 code units of the text the client sent, markup
+included, as LanguageTool's (Java) offsets do. ``context`` is the match with up to ``CONTEXT_CHARS``
+characters either side, cut where marked with "..." and with line breaks shown as spaces; its
+``offset`` and ``length`` count UTF-16 code units of the context. ``sentence`` is the sentence the
+edit is in, trimmed. ``replacements``: the model's replacement, then beam-search alternatives when
+they were asked for. ``detectedLanguage`` is the language answered in: no language is detected; its
+``confidence`` is the share of the text's letters that are Latin (what the English model reads),
+1.0 when the client named the language.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from typing import Any
+
+from service.api.lt_params import CheckParams, Language
+from service.pipeline.types import Correction, EditOut
+from service.text.offsets import Utf16Index, utf16_length
+from service.text.rules import RULES
+from service.text.script import is_latin_letter
+from service.text.segment import split_sentences
+
+CONTEXT_CHARS = 40
+API_VERSION = 1  # LanguageTool's JSON format version
+
+
+def software(model_name: str, model_version: str) -> dict[str, Any]:
+    """The ``software`` object: this service, and the model in ``status``."""
+    return {
+        "name": "gecserve",
+        "version": version("gecserve"),
+        "buildDate": "",
+        "apiVersion": API_VERSION,
+        "premium": False,
+        "status": f"model {model_name} version {model_version}",
+    }
+
+
+def language_info(language: Language) -> dict[str, str]:
+    return {"name": language.name, "code": language.long_code}
+
+
+def check_answer(params: CheckParams, correction: Correction, model_name: str, model_version: str) -> dict[str, Any]:
+    """The ``/v2/check`` answer for ``params`` from the correction of ``params.text.plain`` (code-point offsets)."""
+    return {
+        "software": software(model_name, model_version),
+        "warnings": {"incompleteResults": False},
+        "language": {
+            **language_info(params.language),
+            "detectedLanguage": {**language_info(params.language), "confidence": _confidence(params)},
+        },
+        "matches": _matches(params, correction.edits),
+    }
+
+
+def _confidence(params: CheckParams) -> float:
+    if not params.auto:
+        return 1.0
+    letters = [c for c in params.text.plain if c.isalpha()]
+    return round(sum(map(is_latin_letter, letters)) / len(letters), 2) if letters else 0.0
+
+
+def _matches(params: CheckParams, edits: list[EditOut]) -> list[dict[str, Any]]:
+    text = params.text
+    kept = [(edit, RULES[edit.type]) for edit in edits if params.rules.selected(RULES[edit.type])]
+    if not kept:
+        return []
+    sentences = split_sentences(text.plain)
+    index = Utf16Index(text.original)
+    matches = []
+    for edit, rule in kept:
+        start, end = text.original_span(edit.offset, edit.offset + edit.length)
+        offset, length = index.span(start, end)
+        matches.append(
+            {
+                "message": f"{rule.message} {_change(edit)}",
+                "shortMessage": rule.short_message,
+                "replacements": [{"value": value} for value in (edit.replacement, *edit.alternatives)],
+                "offset": offset,
+                "length": length,
+                "context": _context(text.original, start, end),
+                "sentence": sentences[edit.sentence].text.strip(),
+                "type": {"typeName": rule.type_name},
+                "rule": {
+                    "id": rule.id,
+                    "description": rule.description,
+                    "issueType": rule.issue_type,
+                    "category": {"id": rule.category_id, "name": rule.category_name},
+                },
+                "ignoreForIncompleteSentence": rule.ignore_for_incomplete_sentence,
+                "contextForSureMatch": rule.context_for_sure_match,
+            }
+        )
+    return matches
+
+
+def _change(edit: EditOut) -> str:
+    if not edit.original:
+        return f"Insert “{edit.replacement}”."
+    if not edit.replacement:
+        return f"Remove “{edit.original}”."
+    return f"Replace “{edit.original}” with “{edit.replacement}”."
+
+
+def _context(text: str, start: int, end: int) -> dict[str, Any]:
+    left, right = max(0, start - CONTEXT_CHARS), min(len(text), end + CONTEXT_CHARS)
+    before = ("..." if left > 0 else "") + text[left:start]
+    after = text[end:right] + ("..." if right < len(text) else "")
+    shown = (before + text[start:end] + after).replace("\r", " ").replace("\n", " ")
+    return {"text": shown, "offset": utf16_length(before), "length": utf16_length(text[start:end])}

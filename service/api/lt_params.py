@@ -1,0 +1,152 @@
+"""The parameters of LanguageTool's ``/v2/check``, read as LanguageTool reads them.
+
+LanguageTool's server reads a POST body as URL-encoded parameters whatever its ``Content-Type`` says
+(LTeX sends them as ``application/json``), and the query string too (its values win). So does this
+module; a parameter it does not know is ignored, as there. What it refuses, it refuses with the
+message LanguageTool gives, so clients that look for one (an unknown language: "... is not a
+language code known to LanguageTool") understand it.
+
+``username`` is the experiment's sticky key (``client.user_id`` of ``/v1/correct``) and ``instanceId``
+its session key; ``apiKey`` is a credential, never used as a key, and this server checks no accounts.
+``alternatives`` (0-5) is ours, not LanguageTool's: beam-search n-best as further replacements, as in
+``/v1/correct``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from urllib.parse import parse_qsl
+
+from service.text.annotation import AnnotatedText, AnnotationError, parse_data
+from service.text.rules import RuleSelection
+
+
+@dataclass(frozen=True)
+class Language:
+    name: str
+    code: str
+    long_code: str
+
+
+ENGLISH = Language("English", "en", "en")
+AMERICAN = Language("English (US)", "en", "en-US")
+BRITISH = Language("English (GB)", "en", "en-GB")
+LANGUAGES = {language.long_code.casefold(): language for language in (ENGLISH, AMERICAN, BRITISH)}
+AUTO = "auto"
+
+MAX_FIELDS = 100
+MAX_KEY_CHARS = 256  # username, instanceId: as client.user_id / session_id of /v1/correct
+MAX_ALTERNATIVES = 5
+_LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*")
+
+
+class BadCheckRequestError(ValueError):
+    """A ``/v2/check`` request LanguageTool would answer 400 (the message is the answer's text)."""
+
+
+@dataclass(frozen=True)
+class CheckParams:
+    text: AnnotatedText
+    language: Language  # the language the answer is in
+    auto: bool  # the client asked for language=auto
+    rules: RuleSelection
+    alternatives: int
+    user_id: str | None
+    session_id: str | None
+
+
+def decode_form(body: bytes, query: str) -> dict[str, str]:
+    """URL-encoded parameters of a body and a query string (the query's win), as LanguageTool merges them."""
+    try:
+        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, errors="strict", max_num_fields=MAX_FIELDS)
+        pairs += parse_qsl(query, keep_blank_values=True, errors="strict", max_num_fields=MAX_FIELDS)
+    except UnicodeDecodeError as error:
+        message = f"Could not decode the parameters as UTF-8 (byte {error.start}: {error.reason})"
+        raise BadCheckRequestError(message) from None
+    except ValueError as error:  # too many fields
+        raise BadCheckRequestError(f"Could not decode the parameters: {error}") from None
+    return dict(pairs)
+
+
+def check_params(params: dict[str, str]) -> CheckParams:
+    """The check a request asks for, or ``BadCheckRequestError``."""
+    language, auto = _language(params)
+    mother_tongue = params.get("motherTongue")
+    if mother_tongue is not None and not _LANGUAGE_CODE.fullmatch(mother_tongue):
+        raise BadCheckRequestError(f"'{mother_tongue}' isn't a valid language code (motherTongue)")
+    if params.get("level") not in (None, "", "default", "picky"):
+        raise BadCheckRequestError("If 'level' is set, it must be set to 'default' or 'picky'")
+    enabled_only = params.get("enabledOnly", "false") in ("true", "yes")
+    enabled_rules, enabled_categories = _ids(params, "enabledRules"), _ids(params, "enabledCategories")
+    if enabled_only and not (enabled_rules or enabled_categories):
+        raise BadCheckRequestError("You must specify enabled rules or categories when using enabledOnly=true")
+    disabled_rules, disabled_categories = _ids(params, "disabledRules"), _ids(params, "disabledCategories")
+    rules = RuleSelection(enabled_rules, disabled_rules, enabled_categories, disabled_categories, enabled_only)
+    return CheckParams(
+        _text(params),
+        language,
+        auto,
+        rules,
+        _alternatives(params.get("alternatives", "0")),
+        _key(params, "username"),
+        _key(params, "instanceId"),
+    )
+
+
+def _text(params: dict[str, str]) -> AnnotatedText:
+    if "text" in params and "data" in params:
+        raise BadCheckRequestError("Set only 'text' or 'data' parameter, not both")
+    if "text" in params:
+        return AnnotatedText.of_text(params["text"])
+    if "data" not in params:
+        raise BadCheckRequestError("Missing 'text' or 'data' parameter")
+    try:
+        return parse_data(json.loads(params["data"]))
+    except json.JSONDecodeError:
+        raise BadCheckRequestError("Could not parse JSON from 'data' parameter") from None
+    except AnnotationError as error:
+        raise BadCheckRequestError(str(error)) from None
+
+
+def _language(params: dict[str, str]) -> tuple[Language, bool]:
+    """The language to answer in, and whether it was ``auto`` (then the first English variant in
+    ``preferredVariants``, else American English: no language is detected)."""
+    code = params.get("language")
+    if not code:
+        raise BadCheckRequestError("Missing 'language' parameter. Use 'language=auto' to let the server choose")
+    variants = _ids(params, "preferredVariants")
+    for variant in variants:
+        if not _LANGUAGE_CODE.fullmatch(variant):
+            raise BadCheckRequestError(f"'{variant}' isn't a valid language code (preferredVariants)")
+    if code.casefold() == AUTO:
+        preferred = [LANGUAGES[v.casefold()] for v in variants if v.casefold() in LANGUAGES]
+        return (preferred[0] if preferred else AMERICAN), True
+    if variants:
+        raise BadCheckRequestError("You specified 'preferredVariants' but you didn't specify 'language=auto'")
+    if code.casefold() not in LANGUAGES:
+        supported = ", ".join(sorted(language.long_code for language in LANGUAGES.values()))
+        raise BadCheckRequestError(
+            f"'{code}' is not a language code known to LanguageTool. Supported language codes are: {supported}."
+            " This server corrects English only."
+        )
+    return LANGUAGES[code.casefold()], False
+
+
+def _ids(params: dict[str, str], name: str) -> frozenset[str]:
+    """A comma-separated list, without blanks."""
+    return frozenset(part.strip() for part in params.get(name, "").split(",") if part.strip())
+
+
+def _key(params: dict[str, str], name: str) -> str | None:
+    value = params.get(name) or None
+    if value is not None and len(value) > MAX_KEY_CHARS:
+        raise BadCheckRequestError(f"'{name}' is longer than {MAX_KEY_CHARS} characters")
+    return value
+
+
+def _alternatives(value: str) -> int:
+    if value not in {str(n) for n in range(MAX_ALTERNATIVES + 1)}:
+        raise BadCheckRequestError(f"'alternatives' must be a whole number from 0 to {MAX_ALTERNATIVES}, not '{value}'")
+    return int(value)

@@ -1,0 +1,26 @@
+"""The rule table: one stable LanguageTool rule per edit type, and LanguageTool's switches over it."""
+
+from __future__ import annotations
+
+from service.text.classify import CATEGORIES
+from service.text.rules import RULES, RuleSelection
+
+GRAMMAR, SPELLING = RULES["grammar"], RULES["spelling"]
+
+
+def test_every_edit_type_has_one_rule_with_its_own_id() -> None:
+    assert set(RULES) == set(CATEGORIES)
+    assert len({rule.id for rule in RULES.values()}) == len(RULES)
+    assert all(rule.id.startswith("GEC_") for rule in RULES.values())
+
+
+def test_languagetools_order_of_switches() -> None:
+    assert RuleSelection().selected(GRAMMAR)
+    assert not RuleSelection(disabled_categories=frozenset({"GRAMMAR"})).selected(GRAMMAR)
+    both = RuleSelection(enabled_categories=frozenset({"GRAMMAR"}), disabled_categories=frozenset({"GRAMMAR"}))
+    assert both.selected(GRAMMAR)
+    named = RuleSelection(enabled_rules=frozenset({"GEC_GRAMMAR"}), disabled_rules=frozenset({"GEC_GRAMMAR"}))
+    assert named.selected(GRAMMAR)
+    only = RuleSelection(enabled_categories=frozenset({"TYPOS"}), enabled_only=True)
+    assert only.selected(SPELLING) and not only.selected(GRAMMAR)
+    assert RuleSelection(disabled_rules=frozenset({"MORFOLOGIK_RULE_EN_US"})).selected(SPELLING)
