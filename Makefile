@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 MODEL ?= models/gec-default
 
-.PHONY: serve test test-fast lint fixture model bench ab proto clean
+.PHONY: serve test test-fast lint fixture model bench ab loadtest loadtest-steps loadtest-measure proto clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +69,38 @@ ab: $(VENV)/.dev
 	$(BIN)/python -m loadtest.ab --spawn $(MODEL) --experiment deploy/experiments/accelerated-vs-autoregressive.yaml \
 		--input $(DEV) --rate $(AB_RATE) --duration $(AB_DURATION) --json $(BENCH)/ab-fce-dev.json \
 		--screenshot docs/dashboard.png
+
+## Locust against a running server (`make serve` in another shell), headless: Locust's CSV and HTML
+## report and loadtest.report's markdown and plots in loadtest/results/ (git-ignored).
+## ARM= forces an arm (empty: the server assigns); USER_CLASSES= EditorUser etc. (empty: all, weighted).
+LOCUST_HOST ?= http://127.0.0.1:8000
+USERS ?= 20
+SPAWN_RATE ?= 5
+DURATION ?= 1m
+ARM ?=
+USER_CLASSES ?=
+LOCUST_ARGS ?=
+RESULTS := loadtest/results
+LOCUST = $(BIN)/python -m locust --headless -H $(LOCUST_HOST) $(if $(ARM),--arm $(ARM)) $(LOCUST_ARGS)
+loadtest: $(VENV)/.dev
+	mkdir -p $(RESULTS)
+	$(LOCUST) -f loadtest/locustfile.py $(USER_CLASSES) -u $(USERS) -r $(SPAWN_RATE) -t $(DURATION) \
+		--csv $(RESULTS)/run --html $(RESULTS)/run.html || status=$$?; \
+	$(BIN)/python -m loadtest.report $(RESULTS)/run --out $(RESULTS)/run-report; exit $${status:-0}
+
+## The step load (loadtest/shapes.py): more users each step until p99 passes SLA_MS.
+SLA_MS ?= 300
+STEP_TIME ?= 30
+loadtest-steps: $(VENV)/.dev
+	mkdir -p $(RESULTS)
+	$(LOCUST) -f loadtest/locustfile.py,loadtest/shapes.py $(or $(USER_CLASSES),EditorUser) --sla-p99-ms $(SLA_MS) \
+		--step-time $(STEP_TIME) --csv $(RESULTS)/steps --html $(RESULTS)/steps.html || status=$$?; \
+	$(BIN)/python -m loadtest.report $(RESULTS)/steps --out $(RESULTS)/steps-report; exit $${status:-0}
+
+## docs/benchmarks/locust.{json,md} and locust-*.png: starts its own server, about 25 minutes.
+loadtest-measure: $(VENV)/.dev
+	$(BIN)/python -m loadtest.measure --spawn $(MODEL) --out $(BENCH)/locust --sla-p99-ms $(SLA_MS) \
+		--step-time $(STEP_TIME) --compare-time 120
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -33,8 +33,8 @@ import yaml
 from tqdm import tqdm
 
 from loadtest.browser import chromium
+from loadtest.spawn import start_server
 from service.bench.report import latency_summary, table, write_json
-from service.bench.spawn import start_server
 
 
 async def offered_load(

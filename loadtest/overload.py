@@ -40,8 +40,8 @@ from typing import Any
 import httpx
 from tqdm import tqdm
 
+from loadtest.spawn import RunningServer, start_server
 from service.bench.report import table, write_json
-from service.bench.spawn import RunningServer, start_server
 
 ROUNDS = 3
 REQUESTS_PER_ROUND = 600

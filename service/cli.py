@@ -18,9 +18,9 @@ COMMANDS = {
 }
 BENCHES = {
     "decoding": "service.bench.decoding",
-    "serve": "service.bench.serve",
+    "serve": "loadtest.serve",
     "preprocess": "service.bench.preprocess",
-    "scaleout": "service.bench.scaleout",
+    "scaleout": "loadtest.scaleout",
 }
 
 

@@ -15,11 +15,11 @@ import httpx
 import pytest
 import uvicorn
 
+from loadtest.spawn import free_port
 from service.api.grpc_service import create_grpc_server
 from service.api.http import create_app
 from service.api.proto import gecserve_pb2 as pb
 from service.api.proto import gecserve_pb2_grpc as pb_grpc
-from service.bench.spawn import free_port
 from service.config import Settings
 from service.pipeline.pipeline import Pipeline
 from tests.conftest import FIXTURE_MODEL

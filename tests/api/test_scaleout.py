@@ -17,7 +17,7 @@ import httpx
 import pytest
 import redis
 
-from service.bench.spawn import free_port, start_worker
+from loadtest.spawn import free_port, start_worker
 from tests.api.clients import metric, post, wait_for
 from tests.api.server import ROOT, RunningServer, start_server
 from tests.conftest import FIXTURE_MODEL, REDIS_URL

@@ -7,7 +7,8 @@ import json
 import pytest
 import redis
 
-from service.bench import decoding, preprocess, scaleout, serve
+from loadtest import scaleout, serve
+from service.bench import decoding, preprocess
 from tests.conftest import FIXTURE_MODEL, REDIS_URL
 from tests.engine.conftest import SENTENCES
 

@@ -1,6 +1,6 @@
 """Start real ``gecserve serve`` and ``gecserve worker`` subprocesses and wait until they are ready.
 
-Used by ``gecserve bench serve --spawn`` (a one-command load benchmark), the load tools, and the
+Used by ``gecserve bench serve --spawn`` and ``bench scaleout``, the load tools in ``loadtest/`` and the
 integration tests, which talk to real servers over real sockets.
 """
 

@@ -26,8 +26,8 @@ from typing import Any
 import httpx
 from tqdm import tqdm
 
+from loadtest.spawn import start_server
 from service.bench.report import latency_summary, table, write_json
-from service.bench.spawn import start_server
 
 COLUMNS = ["backend", "concurrency", "requests", "errors", "req_per_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms"]
 

@@ -32,9 +32,9 @@ import httpx
 import redis
 from tqdm import tqdm
 
+from loadtest.serve import closed_loop
+from loadtest.spawn import RunningServer, start_server, start_worker
 from service.bench.report import latency_summary, table, write_json
-from service.bench.serve import closed_loop
-from service.bench.spawn import RunningServer, start_server, start_worker
 
 COLUMNS = ["topology", "concurrency", "requests", "errors", "req_per_s", "p50_ms", "p95_ms", "p99_ms"]
 STAGES = ["preprocess", "cache", "queue", "inference", "postprocess", "total"]

@@ -1,0 +1,69 @@
+"""A few-second headless Locust run of ``loadtest/locustfile.py`` against a real server running an A/B
+experiment (so the locustfile never rots), and the step load read back by ``loadtest.report``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from loadtest import report
+from tests.api.server import ROOT, RunningServer, start_server
+from tests.api.test_experiments import EXPERIMENT
+
+pytestmark = pytest.mark.slow
+
+CORPUS = ["i saw a apple.", "We visited a island last week.", "He go home every days.", "She like 😀 music."]
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def ab_server(tmp_path_factory) -> RunningServer:
+    folder = tmp_path_factory.mktemp("locust")
+    path = folder / "ab.yaml"
+    path.write_text(yaml.safe_dump({**EXPERIMENT, "shadow": None}))
+    running = start_server(folder, experiment=path, cache_size=0)
+    yield running
+    running.stop()
+
+
+def locust(server: RunningServer, tmp_path, *args: str) -> subprocess.CompletedProcess:
+    corpus = tmp_path / "corpus.detok.src"
+    corpus.write_text("\n".join(CORPUS) + "\n")
+    command = [sys.executable, "-m", "locust", "--headless", "--only-summary", "-H", server.url]
+    command += ["--grpc-target", server.grpc_target, "--corpus", str(corpus), "--think-time", "0.2", *args]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_every_user_kind_runs_without_a_failure_and_requests_are_named_by_the_serving_arm(ab_server, tmp_path):
+    prefix = tmp_path / "ab"
+    run_csv = ["--csv", str(prefix), "--html", f"{prefix}.html"]
+    run = locust(ab_server, tmp_path, "-f", "loadtest/locustfile.py", "-u", "20", "-r", "20", "-t", "4s", *run_csv)
+    assert run.returncode == 0, run.stdout + run.stderr  # Locust exits 1 when any request failed
+    rows = {(r["Type"], r["Name"]): r for r in report.read_csv(prefix.with_name("ab_stats.csv"))}
+    assert {("POST", "correct accelerated"), ("POST", "correct autoregressive"), ("POST", "generate")} <= set(rows)
+    assert any(kind == "grpc" and report.arm_of(name) for kind, name in rows)
+    named = {report.arm_of(name) for _, name in rows} - {None}
+    assert named == {"accelerated", "autoregressive"}  # no request refused, none named otherwise
+    assert all(row["Failure Count"] == 0 and row["Request Count"] > 0 for row in rows.values())
+    assert "correct autoregressive" in prefix.with_name("ab.html").read_text()
+
+
+def test_a_forced_arm_step_load_is_reported_per_step(ab_server, tmp_path):
+    prefix = tmp_path / "steps"
+    args = ["-f", "loadtest/locustfile.py,loadtest/shapes.py", "EditorUser", "--arm", "autoregressive"]
+    args += ["--steps", "2,5", "--step-time", "2.5", "--step-settle", "0.5", "--csv", str(prefix)]
+    run = locust(ab_server, tmp_path, *args)
+    assert run.returncode == 0, run.stdout + run.stderr
+    steps = report.read_csv(prefix.with_name("steps_steps.csv"))
+    assert [(s["users"], s["name"]) for s in steps] == [(2, "correct autoregressive"), (5, "correct autoregressive")]
+    assert all(s["requests"] > 0 and s["failures"] == 0 and s["p50_ms"] <= s["p99_ms"] for s in steps)
+    assert steps[1]["offered_rps"] == pytest.approx(5 / 0.2)
+    out = tmp_path / "report"
+    assert report.main([str(prefix), "--out", str(out)]) == 0
+    text = out.with_suffix(".md").read_text()
+    assert "| 5 | 25.00 | correct autoregressive |" in text and "autoregressive: saturation at" in text
+    for name in ("latency", "throughput", "ratio"):
+        assert (tmp_path / f"report-{name}.png").read_bytes()[:8] == PNG
