@@ -298,5 +298,5 @@ def test_prometheus_scrapes_the_service_metrics() -> None:
     (job,) = [job for job in config["scrape_configs"] if job["job_name"] == "gecserve"]
     assert job["metrics_path"] == "/metrics"
     assert job["scrape_interval"] == "5s"
-    targets = [target for static in job["static_configs"] for target in static["targets"]]
-    assert targets == ["gateway:8000"]
+    (discovery,) = job["dns_sd_configs"]
+    assert (discovery["names"], discovery["type"], discovery["port"]) == (["gateway"], "A", 8000)
