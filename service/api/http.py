@@ -55,6 +55,15 @@ def _correction_model(correction: Correction) -> dict[str, Any]:
     return {"text": correction.text, "edits": [e.__dict__ for e in correction.edits]}
 
 
+# A request's own deadline, shorter than GECSERVE_REQUEST_TIMEOUT_S (never longer): past it, 504 and
+# its queued work dropped. gRPC callers set theirs with the call's deadline.
+TIMEOUT_HEADER = Header(None, ge=1, le=3_600_000, description="this request's deadline in ms (at most the server's)")
+
+
+def _seconds(milliseconds: int | None) -> float | None:
+    return None if milliseconds is None else milliseconds / 1000
+
+
 def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastAPI:
     """The FastAPI application serving ``pipeline``, admitting requests by ``access`` (by default the
     settings' keys and limits; ``serve`` passes the one it shares with gRPC)."""
@@ -126,6 +135,7 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
         body: schemas.CorrectBody,
         response: Response,
         x_gecserve_arm: str | None = Header(None, max_length=64, description="serve with this arm (an override)"),
+        x_gecserve_timeout_ms: int | None = TIMEOUT_HEADER,
     ) -> dict[str, Any]:
         """Corrections of one paragraph (`text`) or several (`texts`) as edits of the original text."""
         arm = body.options.backend
@@ -140,7 +150,7 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
             user_id=body.client.user_id,
             session_id=body.client.session_id,
         )
-        result = await pipeline.correct(request, api="http")
+        result = await pipeline.correct(request, api="http", timeout=_seconds(x_gecserve_timeout_ms))
         response.headers.update(served_headers(result))
         answer: dict[str, Any] = {
             "model": {"name": result.model_name, "version": result.model_version},
@@ -161,9 +171,13 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
         response_class=TextJSONResponse,
         responses=ERROR_RESPONSES,
     )
-    async def generate(body: generate_body) -> dict[str, Any]:  # type: ignore[valid-type]
+    async def generate(
+        body: generate_body,  # type: ignore[valid-type]
+        x_gecserve_timeout_ms: int | None = TIMEOUT_HEADER,
+    ) -> dict[str, Any]:
         """Rewrites of a text: beam-search n-best or seeded sampling."""
-        result = await pipeline.generate(GenerateRequest(**body.model_dump()), api="http")
+        request = GenerateRequest(**body.model_dump())
+        result = await pipeline.generate(request, api="http", timeout=_seconds(x_gecserve_timeout_ms))
         return {
             "sequences": [{"text": t, "score": s} for t, s in result.sequences],
             "model": {"name": result.model_name, "version": result.model_version},

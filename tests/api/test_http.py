@@ -229,3 +229,18 @@ def test_stats_count_refused_requests_by_outcome(server) -> None:
     after = outcomes()
     assert after.get("too_large", 0) == before.get("too_large", 0) + 1
     assert after.get("invalid", 0) == before.get("invalid", 0) + 1
+
+
+def test_a_request_can_shorten_its_own_deadline(server) -> None:
+    """`X-Gecserve-Timeout-Ms` shortens the server's deadline: 1 ms cannot be met (504, or 503 at once
+    when admission sees it coming); a generous one is served; a malformed one is 422."""
+    long_text = " ".join(["i saw a apple yesterday and we visited a island."] * 40)
+    for path, payload in (("/v1/correct", {"text": long_text}), ("/v1/generate", {"text": long_text[:2000]})):
+        short = post(server, path, payload, headers={"X-Gecserve-Timeout-Ms": "1"})
+        assert short.status_code in (503, 504), short.text
+        assert short.json()["error"]["reason"] in ("deadline", "overloaded")
+    served = post(server, "/v1/correct", {"text": "i saw a apple."}, headers={"X-Gecserve-Timeout-Ms": "30000"})
+    assert served.status_code == 200
+    for bad in ("0", "soon", "-5"):
+        refused = post(server, "/v1/correct", {"text": "i saw a apple."}, headers={"X-Gecserve-Timeout-Ms": bad})
+        assert refused.status_code == 422 and "timeout" in refused.json()["error"]["message"].lower()
