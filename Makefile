@@ -95,7 +95,7 @@ loadtest: $(VENV)/.dev
 
 ## The step load (loadtest/shapes.py): more users each step until p99 passes SLA_MS.
 SLA_MS ?= 300
-STEP_TIME ?= 30
+STEP_TIME ?= 60
 loadtest-steps: $(VENV)/.dev
 	mkdir -p $(RESULTS)
 	$(LOCUST) -f loadtest/locustfile.py,loadtest/shapes.py $(or $(USER_CLASSES),EditorUser) --sla-p99-ms $(SLA_MS) \

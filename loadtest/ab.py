@@ -19,59 +19,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import random
 import resource
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import httpx
 import yaml
-from tqdm import tqdm
 
 from loadtest.browser import chromium
+from loadtest.openloop import offered_load
 from loadtest.spawn import start_server
 from service.bench.report import latency_summary, table, write_json
-
-
-async def offered_load(
-    url: str, lines: list[str], rate: float, duration: float, users: int, seed: int
-) -> dict[str, Any]:
-    """Send a Poisson stream of requests; latencies per answering arm, and status counts."""
-    rng = random.Random(seed)
-    latencies: dict[str, list[float]] = defaultdict(list)
-    statuses: dict[str, int] = defaultdict(int)
-    tasks: list[asyncio.Task[None]] = []
-    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
-
-    async def one(client: httpx.AsyncClient, index: int, user: int) -> None:
-        payload = {"text": lines[index % len(lines)], "client": {"user_id": f"user-{user}"}}
-        started = time.perf_counter()
-        try:
-            response = await client.post(f"{url}/v1/correct", json=payload)
-        except httpx.HTTPError as error:
-            statuses[type(error).__name__] += 1
-            return
-        statuses[str(response.status_code)] += 1
-        if response.status_code == 200:
-            latencies[response.json()["arm"]].append(time.perf_counter() - started)
-
-    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
-        start = time.perf_counter()
-        next_at, index = start, 0
-        with tqdm(total=int(rate * duration), desc=f"A/B at {rate:g} req/s", unit="req", file=sys.stderr) as bar:
-            while next_at - start < duration:
-                await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
-                tasks.append(asyncio.create_task(one(client, index, rng.randrange(users))))
-                bar.update(1)
-                index += 1
-                next_at += rng.expovariate(rate)
-            await asyncio.gather(*tasks)
-        elapsed = time.perf_counter() - start
-    return {"sent": index, "elapsed_s": elapsed, "statuses": dict(statuses), "latencies": dict(latencies)}
 
 
 def _interval(entry: dict[str, Any]) -> str:
@@ -155,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, name: str, lines: list[str], url: str) -> int:
     cpu_before = resource.getrusage(resource.RUSAGE_SELF)
-    client = asyncio.run(offered_load(url, lines, args.rate, args.duration, args.users, args.seed))
+    client = asyncio.run(
+        offered_load(url, lines, args.rate, args.duration, args.users, args.seed, desc=f"A/B at {args.rate:g} req/s")
+    )
     cpu_after = resource.getrusage(resource.RUSAGE_SELF)
     generator_cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
     time.sleep(args.settle)

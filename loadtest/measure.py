@@ -12,7 +12,8 @@ other ``GECSERVE_*`` variables pass through). Then, one Locust process at a time
 
 1. Saturation search: for each arm, the step load of ``loadtest/shapes.py`` (users
    ``--step-users`` growing by ``--step-factor`` every ``--step-time`` seconds) until a step's
-   p99 passes ``--sla-p99-ms``; the arm's saturation point is its last step within the SLA.
+   p99 passes ``--sla-p99-ms`` (two steps in a row); the arm's saturation point is its busiest
+   step within the SLA.
 2. Equal load: ``--fractions`` of the lowest saturation point (in users, so the same offered load
    for every arm), each arm for ``--compare-time`` seconds, arm after arm at each load.
 

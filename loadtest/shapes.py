@@ -1,17 +1,19 @@
-"""A step load for Locust: more editors each step until a step's p99 passes an SLA (a saturation search).
+"""A step load for Locust: more editors each step until the p99 passes an SLA (a saturation search).
 
     python -m locust -f loadtest/locustfile.py,loadtest/shapes.py --headless -H URL --csv PREFIX \\
         [--step-users 4 --step-factor 1.5 --max-steps 12 | --steps 10,30] [--step-time 30] \\
-        [--step-settle 5] [--sla-p99-ms 300] [--sla-failures 0.01]
+        [--step-settle 5] [--sla-p99-ms 300] [--sla-failures 0.01] [--sla-patience 2]
 
 Step k runs ``--step-users * --step-factor ** k`` users (or the k-th of ``--steps``) for
 ``--step-time`` seconds. Its first ``--step-settle`` seconds (users starting, queues filling) are
 left out; over the rest, every request's own latency is kept per request name (so per arm, as the
 locustfile names them), and the step's row per name gives requests, failures, throughput and exact
-p50/p95/p99 of the successful requests. The run stops after the first step in which a name's p99
-is over ``--sla-p99-ms`` or more than ``--sla-failures`` of its requests failed, or after the
-last step. Rows go to ``PREFIX_steps.csv`` as each step ends (``loadtest/report.py`` reads them),
-and a line per name to the log. The offered load of a step is its users over the mean think time
+p50/p95/p99 of the successful requests. A step is past the SLA when a name's p99 is over
+``--sla-p99-ms`` or more than ``--sla-failures`` of its requests failed; the run stops after
+``--sla-patience`` such steps in a row (one slow outlier among a step's few hundred requests is
+its p99, so one step past the SLA may be noise), or after the last step. Rows go to
+``PREFIX_steps.csv`` as each step ends (``loadtest/report.py`` reads them), and a line per name to
+the log. The offered load of a step is its users over the mean think time
 (``--think-time``): what they would send if every answer were instant.
 """
 
@@ -56,6 +58,7 @@ def _options(parser) -> None:
     group.add_argument("--step-settle", type=float, default=5.0, help="seconds left out at the start of a step")
     group.add_argument("--sla-p99-ms", type=float, default=300.0)
     group.add_argument("--sla-failures", type=float, default=0.01, help="largest share of failed requests")
+    group.add_argument("--sla-patience", type=int, default=2, help="steps past the SLA in a row that end the run")
 
 
 def ladder(steps: str, first: int, factor: float, count: int) -> list[int]:
@@ -69,7 +72,7 @@ def ladder(steps: str, first: int, factor: float, count: int) -> list[int]:
 
 
 class StepLoad(LoadTestShape):
-    """Steps of more users; stops once a step breaks the SLA (see the module's docstring)."""
+    """Steps of more users; stops once steps in a row break the SLA (see the module's docstring)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -78,7 +81,7 @@ class StepLoad(LoadTestShape):
         self.latencies: dict[tuple[str, str], list[float]] = defaultdict(list)
         self.failures: dict[tuple[str, str], int] = defaultdict(int)
         self.rows: list[dict[str, object]] = []
-        self.broken = False
+        self.past_sla = 0  # steps past the SLA in a row
         events.request.add_listener(self._record)
 
     def _record(self, request_type: str, name: str, response_time: float, exception: object, **_: object) -> None:
@@ -97,7 +100,7 @@ class StepLoad(LoadTestShape):
         if index != self.index:
             if self.index >= 0:
                 self._finish(options, users[self.index])
-            if self.broken or index >= len(users):
+            if self.past_sla >= options.sla_patience or index >= len(users):
                 return None
             self.index, self.window_start = index, None
         if self.window_start is None and now - index * options.step_time >= options.step_settle:
@@ -109,12 +112,13 @@ class StepLoad(LoadTestShape):
     def _finish(self, options, users: int) -> None:
         elapsed = time.perf_counter() - self.window_start if self.window_start is not None else 0.0
         think = getattr(options, "think_time", None)
+        step_within = True
         for key in sorted(set(self.latencies) | set(self.failures)):
             times, failed = self.latencies.get(key, []), self.failures.get(key, 0)
             p50, p95, p99 = np.percentile(times, [50, 95, 99]) if times else (math.nan,) * 3
             total = len(times) + failed
             within = p99 <= options.sla_p99_ms and failed <= options.sla_failures * total
-            self.broken |= not within
+            step_within &= within
             row = {
                 "step": self.index,
                 "users": users,
@@ -143,6 +147,7 @@ class StepLoad(LoadTestShape):
                 failed,
                 "" if within else f": past the SLA (p99 {options.sla_p99_ms:g} ms)",
             )
+        self.past_sla = 0 if step_within else self.past_sla + 1
         if options.csv_prefix:
             with Path(f"{options.csv_prefix}_steps.csv").open("w", newline="") as out:
                 writer = csv.DictWriter(out, STEP_COLUMNS)

@@ -12,6 +12,7 @@ COMMANDS = {
     "serve": ("service.api.server", "run the HTTP + gRPC service"),
     "worker": ("service.worker", "an engine worker fed from Redis Streams (for serve --queue)"),
     "correct": ("service.commands.correct", "correct text from stdin, one paragraph per line"),
+    "keys": ("service.commands.keys", "API keys: 'keys hash' prints the stored form of a key read on stdin"),
     "export": ("models.export.exporter", "export a Hugging Face checkpoint to the ONNX model format"),
     "eval": ("models.gec.evaluate", "GLEU and change statistics of a model on a dev set"),
     "bench": (None, "benchmarks: 'bench decoding', 'bench serve', 'bench preprocess', 'bench scaleout'"),

@@ -61,7 +61,8 @@ class Settings(BaseSettings):
     shadow_timeout_s: float = Field(30.0, gt=0, description="a shadow comparison not decoded by then is dropped")
     redis_url: str | None = Field(
         None,
-        description="Redis shared by replicas: the experiment, their merged numbers, the sentence cache (e.g. redis://host:6379/0)",
+        description="Redis shared by replicas: the experiment, their merged numbers, the sentence cache, "
+        "the API keys' rate-limit buckets (e.g. redis://host:6379/0)",
     )
     redis_prefix: str = Field("gecserve:", description="prefix of every Redis key this service writes")
     cache_ttl_s: float = Field(
@@ -81,6 +82,21 @@ class Settings(BaseSettings):
     max_deliveries: int = Field(3, ge=1, description="worker: deliveries of a job before it is dead-lettered")
     admin_key: SecretStr | None = Field(
         None, description="bearer key of the endpoints that change state; unset: they answer 403"
+    )
+    api_keys_file: Path | None = Field(
+        None,
+        description="API keys, one `name:sha256hex` (or `name:sha256hex:rate:burst`) a line (`gecserve keys hash`); "
+        "with any key configured, requests need one",
+    )
+    api_keys: str | None = Field(
+        None, description="more API keys, the same entries separated by commas (unset with no file: no keys, open)"
+    )
+    rate_limit_per_s: float = Field(
+        0.0, ge=0, description="requests per second per API key, a token bucket's refill (0 = no limit)"
+    )
+    rate_limit_burst: int = Field(20, ge=1, description="requests per API key at once: the token bucket's size")
+    cors_origins: str | None = Field(
+        None, description="origins browsers may call from, comma-separated (`*` = any; unset: no CORS, closed)"
     )
     log_level: str = Field("INFO", description="log level")
 

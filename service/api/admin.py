@@ -1,28 +1,26 @@
 """The admin key: endpoints that change state need ``Authorization: Bearer <GECSERVE_ADMIN_KEY>``.
 
-With no key configured they answer 403, never open. The key is compared in constant time and
-never logged. Reading (stats, experiments, the dashboard) is open.
+With no key configured they answer 403, never open. The key is compared in constant time (the
+hashes of both, so not even its length shows) and never logged. The state-changing endpoints are
+the experiments' start, weights and stop (``experiments.py``); the others only read, or serve
+corrections. With API keys configured, reading needs an API key (or the admin key: ``access.py``).
 """
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Awaitable, Callable
 
 from fastapi import Header
 from pydantic import SecretStr
 
+from service.api.auth import UnauthorizedError, same_secret
 from service.pipeline.errors import RequestError
 
-__all__ = ["ForbiddenError", "UnauthorizedError", "admin_guard"]
+__all__ = ["ForbiddenError", "admin_guard"]
 
 
 class ForbiddenError(RequestError):
     status, reason = 403, "forbidden"
-
-
-class UnauthorizedError(RequestError):
-    status, reason = 401, "unauthorized"
 
 
 def admin_guard(key: SecretStr | None) -> Callable[[str | None], Awaitable[None]]:
@@ -32,8 +30,7 @@ def admin_guard(key: SecretStr | None) -> Callable[[str | None], Awaitable[None]
         if key is None:
             raise ForbiddenError("admin endpoints are disabled: set GECSERVE_ADMIN_KEY to enable them")
         scheme, _, token = (authorization or "").partition(" ")
-        expected = key.get_secret_value().encode("utf-8")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode("utf-8"), expected):
+        if scheme.lower() != "bearer" or not same_secret(token.strip(), key.get_secret_value()):
             raise UnauthorizedError("this endpoint needs 'Authorization: Bearer <admin key>'")
 
     return require_admin

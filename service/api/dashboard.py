@@ -4,7 +4,8 @@ The page (``static/dashboard.html`` and ``dashboard.js``) reads ``/v1/experiment
 ``/v1/experiments/{name}`` every two seconds: per-arm p50/p95/p99 with intervals and over time,
 throughput, the speedups against the control, shadow agreement, the sample-ratio check and recent
 disagreements. Its form changes weights through ``PUT /v1/experiments/{name}/weights`` with the
-admin key the reader types in. Charts are drawn by uPlot (MIT, ``static/vendor/``).
+admin key the reader types in (with API keys configured, its reads send that key too: reading
+needs a key then). Charts are drawn by uPlot (MIT, ``static/vendor/``).
 """
 
 from __future__ import annotations

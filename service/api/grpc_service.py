@@ -4,6 +4,12 @@ Messages are turned into the HTTP API's pydantic models and validated there, so 
 and refuse exactly the same requests; errors map to status codes. A message that is not valid
 protobuf (a string that is not UTF-8, say) is ``INVALID_ARGUMENT``, not an internal error: the
 service registers its methods with a deserializer that reports the failure to the handler.
+
+Each call first takes its request id (metadata ``x-request-id``, or a new one) and is admitted by
+the same access control as HTTP (``access.py``: metadata ``authorization: Bearer KEY`` or
+``x-api-key``; UNAUTHENTICATED, or RESOURCE_EXHAUSTED with ``retry-after`` trailing metadata). The
+request id goes back in the initial metadata of an answer and the trailing metadata of an error.
+Health and reflection are other services, and stay open.
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ from grpc_reflection.v1alpha import reflection
 from pydantic import BaseModel, ValidationError
 
 from service.api import schemas
+from service.api.access import AccessControl, presented_key
 from service.api.proto import gecserve_pb2 as pb
+from service.observability.request_id import current_request_id, start_request
 from service.pipeline.errors import InvalidRequestError, RequestError
 from service.pipeline.pipeline import Pipeline
 from service.pipeline.types import Correction, CorrectRequest, CorrectResult, GenerateRequest, Timings
@@ -29,11 +37,15 @@ __all__ = ["SERVICE_NAME", "create_grpc_server"]
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Corrector"].full_name
 ARM_METADATA = "x-gecserve-arm"
 EXPERIMENT_METADATA = "x-gecserve-experiment"
+REQUEST_ID_METADATA = "x-request-id"
 
 STATUS_CODES = {
     400: grpc.StatusCode.INVALID_ARGUMENT,
+    401: grpc.StatusCode.UNAUTHENTICATED,
+    403: grpc.StatusCode.PERMISSION_DENIED,
     413: grpc.StatusCode.RESOURCE_EXHAUSTED,
     422: grpc.StatusCode.INVALID_ARGUMENT,
+    429: grpc.StatusCode.RESOURCE_EXHAUSTED,
     500: grpc.StatusCode.INTERNAL,
     503: grpc.StatusCode.UNAVAILABLE,
     504: grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -95,35 +107,48 @@ def _generate_fields(request: pb.GenerateRequest) -> dict[str, Any]:
 class CorrectorService:
     """Translates protobuf messages to pipeline requests and errors to gRPC status codes."""
 
-    def __init__(self, pipeline: Pipeline) -> None:
+    def __init__(self, pipeline: Pipeline, access: AccessControl) -> None:
         self.pipeline = pipeline
+        self.access = access
         self.generate_body = schemas.generate_body(pipeline.max_new_tokens)
+
+    async def _admit(self, context: grpc.aio.ServicerContext, route: str) -> dict[str, str]:
+        """Start the call: its request id, then access control. Returns the invocation metadata."""
+        metadata = dict(context.invocation_metadata() or ())
+        start_request(metadata.get(REQUEST_ID_METADATA))
+        try:
+            await self.access.admit(presented_key(metadata.get("authorization"), metadata.get("x-api-key")))
+        except RequestError as error:
+            self.pipeline.refused("grpc", route, error.reason)
+            await self._abort(context, error)
+        return metadata
 
     async def _validated(
         self, model: type[BaseModel], fields: Any, route: str, context: grpc.aio.ServicerContext
     ) -> Any:
         if isinstance(fields, _Undecodable):
             self.pipeline.refused("grpc", route, InvalidRequestError.reason)
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"invalid: the request is not decodable: {fields.error}"
-            )
+            await self._abort(context, InvalidRequestError(f"the request is not decodable: {fields.error}"))
         try:
             return model.model_validate(fields)
         except ValidationError as error:
             self.pipeline.refused("grpc", route, InvalidRequestError.reason)
             details = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors())
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"invalid: {details}")
+            await self._abort(context, InvalidRequestError(details))
 
     async def _abort(self, context: grpc.aio.ServicerContext, error: RequestError) -> None:
+        trailing = [(REQUEST_ID_METADATA, current_request_id.get() or "")]
         if error.retry_after:
-            context.set_trailing_metadata((("retry-after", error.retry_after),))
+            trailing.append(("retry-after", error.retry_after))
+        context.set_trailing_metadata(trailing)
         code = STATUS_CODES.get(error.status, grpc.StatusCode.INVALID_ARGUMENT)
         await context.abort(code, f"{error.reason}: {error.message}")
 
     async def Correct(self, request: Any, context: grpc.aio.ServicerContext) -> pb.CorrectResponse:  # noqa: N802
+        metadata = await self._admit(context, "correct")
         fields = request if isinstance(request, _Undecodable) else _correct_fields(request)
         body = await self._validated(schemas.CorrectBody, fields, "correct", context)
-        header_arm = dict(context.invocation_metadata() or ()).get(ARM_METADATA)
+        header_arm = metadata.get(ARM_METADATA)
         arm = body.options.backend
         try:
             if arm and header_arm and arm != header_arm:
@@ -143,10 +168,10 @@ class CorrectorService:
             )
         except RequestError as error:
             await self._abort(context, error)
-        metadata = [(ARM_METADATA, result.arm)]
+        answer_metadata = [(REQUEST_ID_METADATA, current_request_id.get() or ""), (ARM_METADATA, result.arm)]
         if result.experiment:
-            metadata.append((EXPERIMENT_METADATA, result.experiment))
-        await context.send_initial_metadata(metadata)
+            answer_metadata.append((EXPERIMENT_METADATA, result.experiment))
+        await context.send_initial_metadata(answer_metadata)
         response = pb.CorrectResponse(
             model=pb.ModelInfo(name=result.model_name, version=result.model_version),
             arm=result.arm,
@@ -162,6 +187,7 @@ class CorrectorService:
         return response
 
     async def Generate(self, request: Any, context: grpc.aio.ServicerContext) -> pb.GenerateResponse:  # noqa: N802
+        await self._admit(context, "generate")
         fields = request if isinstance(request, _Undecodable) else _generate_fields(request)
         body = await self._validated(self.generate_body, fields, "generate", context)
         try:
@@ -170,6 +196,7 @@ class CorrectorService:
             )
         except RequestError as error:
             await self._abort(context, error)
+        await context.send_initial_metadata([(REQUEST_ID_METADATA, current_request_id.get() or "")])
         return pb.GenerateResponse(
             sequences=[pb.GeneratedSequence(text=t, score=s) for t, s in result.sequences],
             model=pb.ModelInfo(name=result.model_name, version=result.model_version),
@@ -193,10 +220,14 @@ def _handlers(service: CorrectorService) -> grpc.GenericRpcHandler:
     return grpc.method_handlers_generic_handler(SERVICE_NAME, methods)
 
 
-def create_grpc_server(pipeline: Pipeline, address: str) -> tuple[grpc.aio.Server, health.HealthServicer, int]:
-    """A grpc.aio server with the Corrector, health and reflection services bound to ``address``."""
+def create_grpc_server(
+    pipeline: Pipeline, address: str, access: AccessControl | None = None
+) -> tuple[grpc.aio.Server, health.HealthServicer, int]:
+    """A grpc.aio server with the Corrector, health and reflection services bound to ``address``; calls
+    are admitted by ``access`` (by default the settings' keys and limits)."""
+    access = access or AccessControl.from_settings(pipeline.settings, pipeline.metrics)
     server = grpc.aio.server()
-    server.add_generic_rpc_handlers((_handlers(CorrectorService(pipeline)),))
+    server.add_generic_rpc_handlers((_handlers(CorrectorService(pipeline, access)),))
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in (SERVICE_NAME, ""):

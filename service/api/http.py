@@ -1,8 +1,10 @@
 """The HTTP API (FastAPI): translates JSON to the pipeline's types and its errors to status codes.
 
-Every error, on every route, has one shape: ``{"error": {"reason", "message"}}`` (``responses.py``).
-The request-body limit (``limits.py``) counts bytes as they arrive, so a chunked upload is cut off
-at the limit instead of being read in full first. (No ``from __future__ import
+Every error, on every route, has one shape: ``{"error": {"reason", "message", "request_id"}}``
+(``responses.py``). Around the routes, outermost first, plain ASGI middlewares: the request id
+(``request_ids.py``), CORS when ``GECSERVE_CORS_ORIGINS`` names origins (Starlette's), API keys and
+rate limits (``access.py``), and the request-body limit (``limits.py``), which counts bytes as they
+arrive, so a chunked upload is cut off at the limit instead of being read in full first. (No ``from __future__ import
 annotations`` here: FastAPI reads the generate route's body model, made for the served model, from
 its annotation.)
 """
@@ -13,13 +15,24 @@ from fastapi import FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import PlainTextResponse, Response
 from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
 
 from service.api import schemas
+from service.api.access import AccessControl, AccessMiddleware
 from service.api.dashboard import mount_dashboard
 from service.api.experiments import experiments_router
 from service.api.languagetool import languagetool_router
 from service.api.limits import BodyLimit
-from service.api.responses import ARM_HEADER, TextJSONResponse, documented_errors, error_response, served_headers
+from service.api.request_ids import RequestIds
+from service.api.responses import (
+    ARM_HEADER,
+    EXPERIMENT_HEADER,
+    TextJSONResponse,
+    documented_errors,
+    error_response,
+    served_headers,
+)
+from service.observability.request_id import REQUEST_ID_HEADER, current_request_id
 from service.pipeline.errors import InvalidRequestError, RequestError
 from service.pipeline.pipeline import Pipeline
 from service.pipeline.types import Correction, CorrectRequest, GenerateRequest
@@ -29,8 +42,10 @@ __all__ = ["ARM_HEADER", "create_app"]
 ERROR_RESPONSES = documented_errors(
     {
         400: "an unknown arm (in options.backend or X-Gecserve-Arm)",
+        401: "no API key, or one that is not valid (when keys are configured)",
         413: "text or body over the configured limit",
         422: "invalid JSON or fields",
+        429: "the API key is over its rate limit; see Retry-After",
         500: "a failure inside the service (other requests are unaffected)",
         503: "overloaded or not ready; see Retry-After",
         504: "request over its deadline",
@@ -60,9 +75,20 @@ def _correction_model(correction: Correction) -> dict[str, Any]:
     return {"text": correction.text, "edits": [e.__dict__ for e in correction.edits]}
 
 
-def create_app(pipeline: Pipeline) -> FastAPI:
-    """The FastAPI application serving ``pipeline``."""
+# A request's own deadline, shorter than GECSERVE_REQUEST_TIMEOUT_S (never longer): past it, 504 and
+# its queued work dropped. gRPC callers set theirs with the call's deadline.
+TIMEOUT_HEADER = Header(None, ge=1, le=3_600_000, description="this request's deadline in ms (at most the server's)")
+
+
+def _seconds(milliseconds: int | None) -> float | None:
+    return None if milliseconds is None else milliseconds / 1000
+
+
+def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastAPI:
+    """The FastAPI application serving ``pipeline``, admitting requests by ``access`` (by default the
+    settings' keys and limits; ``serve`` passes the one it shares with gRPC)."""
     settings, stats = pipeline.settings, pipeline.stats
+    access = access or AccessControl.from_settings(settings, pipeline.metrics)
     body_limit = settings.max_text_chars * 4 * settings.max_texts + 64 * 1024
     app = FastAPI(
         title="gecserve",
@@ -76,6 +102,21 @@ def create_app(pipeline: Pipeline) -> FastAPI:
             413, "too_large", f"the request body of {length} bytes is over the limit of {limit} bytes"
         ),
     )
+    app.add_middleware(
+        AccessMiddleware,
+        access=access,
+        refused=lambda path, reason: pipeline.refused("http", ROUTES.get(path, "other"), reason),
+    )
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=[origin.strip() for origin in settings.cors_origins.split(",") if origin.strip()],
+            allow_methods=["GET", "POST", "PUT"],
+            allow_headers=["Authorization", "X-Api-Key", "Content-Type", REQUEST_ID_HEADER, ARM_HEADER],
+            expose_headers=[REQUEST_ID_HEADER, ARM_HEADER, EXPERIMENT_HEADER, "Retry-After"],
+            max_age=600,
+        )
+    app.add_middleware(RequestIds)
     generate_body = schemas.generate_body(pipeline.max_new_tokens)
 
     @app.exception_handler(RequestValidationError)
@@ -96,6 +137,13 @@ def create_app(pipeline: Pipeline) -> FastAPI:
     async def request_error(request: Request, error: RequestError) -> Response:
         return error_response(error.status, error.reason, error.message, error.retry_after)
 
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, error: Exception) -> Response:
+        # Answered outside the middlewares (Starlette re-raises the error, and the server logs it).
+        request_id = current_request_id.get() or ""
+        message = f"the request failed inside the service: {type(error).__name__}"
+        return error_response(500, "internal", message, headers={REQUEST_ID_HEADER: request_id})
+
     @app.post(
         "/v1/correct",
         response_model=schemas.CorrectResponse,
@@ -107,6 +155,7 @@ def create_app(pipeline: Pipeline) -> FastAPI:
         body: schemas.CorrectBody,
         response: Response,
         x_gecserve_arm: str | None = Header(None, max_length=64, description="serve with this arm (an override)"),
+        x_gecserve_timeout_ms: int | None = TIMEOUT_HEADER,
     ) -> dict[str, Any]:
         """Corrections of one paragraph (`text`) or several (`texts`) as edits of the original text."""
         arm = body.options.backend
@@ -121,7 +170,7 @@ def create_app(pipeline: Pipeline) -> FastAPI:
             user_id=body.client.user_id,
             session_id=body.client.session_id,
         )
-        result = await pipeline.correct(request, api="http")
+        result = await pipeline.correct(request, api="http", timeout=_seconds(x_gecserve_timeout_ms))
         response.headers.update(served_headers(result))
         answer: dict[str, Any] = {
             "model": {"name": result.model_name, "version": result.model_version},
@@ -142,9 +191,13 @@ def create_app(pipeline: Pipeline) -> FastAPI:
         response_class=TextJSONResponse,
         responses=ERROR_RESPONSES,
     )
-    async def generate(body: generate_body) -> dict[str, Any]:  # type: ignore[valid-type]
+    async def generate(
+        body: generate_body,  # type: ignore[valid-type]
+        x_gecserve_timeout_ms: int | None = TIMEOUT_HEADER,
+    ) -> dict[str, Any]:
         """Rewrites of a text: beam-search n-best or seeded sampling."""
-        result = await pipeline.generate(GenerateRequest(**body.model_dump()), api="http")
+        request = GenerateRequest(**body.model_dump())
+        result = await pipeline.generate(request, api="http", timeout=_seconds(x_gecserve_timeout_ms))
         return {
             "sequences": [{"text": t, "score": s} for t, s in result.sequences],
             "model": {"name": result.model_name, "version": result.model_version},
@@ -174,6 +227,6 @@ def create_app(pipeline: Pipeline) -> FastAPI:
         return stats.snapshot()
 
     app.include_router(experiments_router(pipeline.experiments, settings.admin_key))
-    app.include_router(languagetool_router(pipeline))
+    app.include_router(languagetool_router(pipeline, access))
     mount_dashboard(app)
     return app

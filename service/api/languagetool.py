@@ -6,8 +6,10 @@ with a server-URL setting: ``/v2/check`` and what clients call at start-up.
 under the route label ``lt_check``. The paragraph is corrected in code points and the answer's
 offsets converted to UTF-16 once, at the end (``lt_matches``): markup has to be mapped back and
 context windows cut by characters first. Errors are answered as LanguageTool answers them: plain
-text ``Error: ...`` with the status (400 for parameters it refuses; 413, 503 with ``Retry-After``,
-504 as elsewhere in this service).
+text ``Error: ...`` with the status (400 for parameters it refuses; 401 and 429 with ``Retry-After``
+from access control; 413, 503 with ``Retry-After``, 504 as elsewhere in this service). With API keys
+configured ``/v2/check`` admits a request itself (``access.py``): LanguageTool's ``apiKey`` form
+field is a credential, as are this service's headers; the start-up routes stay open.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse, Response
 
+from service.api.access import AccessControl, presented_key
 from service.api.lt_matches import check_answer, software
 from service.api.lt_params import CHECK_PARAMETERS, LANGUAGES, BadCheckRequestError, check_params, decode_form
 from service.api.responses import ARM_HEADER, TextJSONResponse, documented_errors, served_headers
@@ -76,8 +79,8 @@ def lt_error(status: int, message: str, retry_after: str | None = None) -> Plain
     return PlainTextResponse(f"Error: {message}", status_code=status, headers=headers)
 
 
-def languagetool_router(pipeline: Pipeline) -> APIRouter:
-    """The ``/v2`` routes."""
+def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
+    """The ``/v2`` routes; ``/v2/check`` admitted by ``access``."""
     router = APIRouter(prefix="/v2", tags=["LanguageTool"])
     name, model_version = pipeline.model_info
 
@@ -88,12 +91,24 @@ def languagetool_router(pipeline: Pipeline) -> APIRouter:
         `motherTongue`, `enabledRules`, `disabledRules`, `enabledCategories`, `disabledCategories`,
         `enabledOnly`, `level`, `preferredVariants`, `username` (the sticky key), `instanceId`; and ours,
         `alternatives` (0-5). Answers LanguageTool's JSON; errors in its plain-text form."""
-        arm = request.headers.get(ARM_HEADER)
+        headers = request.headers
+        try:
+            body = await request.body() if request.method == "POST" else b""
+            form = decode_form(body, request.url.query)
+        except BadCheckRequestError as error:
+            pipeline.refused("http", ROUTE, "bad_request")
+            return lt_error(400, str(error))
+        try:
+            key = presented_key(headers.get("authorization"), headers.get("x-api-key"), form.get("apiKey"))
+            await access.admit(key)
+        except RequestError as error:
+            pipeline.refused("http", ROUTE, error.reason)
+            return lt_error(error.status, error.message, error.retry_after)
+        arm = headers.get(ARM_HEADER)
         try:
             if arm is not None and len(arm) > MAX_ARM_CHARS:
                 raise BadCheckRequestError(f"{ARM_HEADER} is longer than {MAX_ARM_CHARS} characters")
-            body = await request.body() if request.method == "POST" else b""
-            params = check_params(decode_form(body, request.url.query))
+            params = check_params(form)
         except BadCheckRequestError as error:
             pipeline.refused("http", ROUTE, "bad_request")
             return lt_error(400, str(error))

@@ -1,5 +1,6 @@
-"""JSON responses of the HTTP API, the one shape of every error (``{"error": {"reason", "message"}}``) and
-how the OpenAPI schema declares it, and the headers naming the arm and experiment that served a correction.
+"""JSON responses of the HTTP API, the one shape of every error (``{"error": {"reason", "message",
+"request_id"}}``) and how the OpenAPI schema declares it, and the headers naming the arm and
+experiment that served a correction.
 
 Text is passed through as it came: a lone surrogate that a JavaScript editor sent (JSON's
 ``\\ud800``) comes back in the same form, since an editor's offsets count it. UTF-8 cannot hold a
@@ -16,6 +17,7 @@ from typing import Any
 from fastapi.responses import JSONResponse
 
 from service.api.schemas import ErrorResponse
+from service.observability.request_id import current_request_id
 from service.pipeline.types import CorrectResult
 
 __all__ = [
@@ -45,9 +47,8 @@ def error_response(
     all_headers = dict(headers or {})
     if retry_after:
         all_headers["Retry-After"] = retry_after
-    return TextJSONResponse(
-        {"error": {"reason": reason, "message": message}}, status_code=status, headers=all_headers or None
-    )
+    error = {"reason": reason, "message": message, "request_id": current_request_id.get()}
+    return TextJSONResponse({"error": error}, status_code=status, headers=all_headers or None)
 
 
 def documented_errors(descriptions: Mapping[int, str]) -> dict[int | str, dict[str, Any]]:

@@ -174,8 +174,11 @@ class GenerateResponse(BaseModel):
 
 
 class ErrorModel(BaseModel):
-    reason: str = Field(description="short code: invalid, unknown_arm, too_large, overloaded, deadline, ...")
+    reason: str = Field(
+        description="short code: invalid, unknown_arm, too_large, overloaded, deadline, unauthorized, rate_limited, ..."
+    )
     message: str
+    request_id: str = Field(description="the request's id (also the X-Request-Id response header)")
 
 
 class ErrorResponse(BaseModel):

@@ -7,7 +7,8 @@
 Both servers listen at once; ``/healthz`` answers at once, ``/readyz`` and gRPC health turn
 ready only after the model is loaded and every arm is warmed up. SIGTERM or SIGINT: readiness
 turns off, the servers stop accepting, in-flight requests finish, queued jobs drain. A bad
-experiment file stops start-up with a message naming the field (exit status 2).
+experiment file, or a bad API key entry, stops start-up with a message naming the field or line
+(exit status 2). HTTP and gRPC share one access control, so a key's rate limit counts both.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from pathlib import Path
 import uvicorn
 from grpc_health.v1 import health_pb2
 
+from service.api.access import AccessControl
+from service.api.auth import KeyFileError, load_keys
 from service.api.grpc_service import SERVICE_NAME, create_grpc_server
 from service.api.http import create_app
 from service.config import Settings
@@ -35,7 +38,8 @@ log = logging.getLogger("gecserve")
 async def serve(settings: Settings) -> None:
     """Run until SIGTERM/SIGINT, then shut down gracefully."""
     pipeline = Pipeline(settings)
-    app = create_app(pipeline)
+    access = AccessControl.from_settings(settings, pipeline.metrics)
+    app = create_app(pipeline, access)
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -48,7 +52,9 @@ async def serve(settings: Settings) -> None:
     http.install_signal_handlers = lambda: None  # this function owns the signals
     grpc_server = health_servicer = None
     if settings.grpc_port >= 0:
-        grpc_server, health_servicer, grpc_port = create_grpc_server(pipeline, f"{settings.host}:{settings.grpc_port}")
+        grpc_server, health_servicer, grpc_port = create_grpc_server(
+            pipeline, f"{settings.host}:{settings.grpc_port}", access
+        )
         await grpc_server.start()
         log.info("grpc listening", extra={"port": grpc_port})
 
@@ -87,6 +93,7 @@ async def serve(settings: Settings) -> None:
     if not warm_task.done():
         warm_task.cancel()
     await pipeline.stop()
+    await access.close()
     log.info("stopped")
     if warm_task.done() and not warm_task.cancelled() and warm_task.exception() is not None:
         raise SystemExit(1)
@@ -115,6 +122,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     settings = Settings(**{k: v for k, v in given if v is not None})
     configure_logging(settings.log_level)
+    try:
+        load_keys(settings.api_keys_file, settings.api_keys)
+    except KeyFileError as error:
+        log.error("bad API key entry", extra={"error": str(error)})
+        print(f"gecserve serve: bad API key entry: {error}", file=sys.stderr)
+        return 2
     if settings.experiment is not None:
         try:
             load_experiment(settings.experiment)

@@ -1,4 +1,7 @@
-"""Structured logs: one JSON object per line on stderr (or any stream), set up by one call."""
+"""Structured logs: one JSON object per line on stderr (or any stream), set up by one call.
+
+Every line logged while a request is served carries its ``request_id`` (``request_id.py``).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import sys
 import time
 from collections.abc import Mapping
 from typing import Any, TextIO
+
+from service.observability.request_id import RequestIdFilter
 
 __all__ = ["JsonFormatter", "configure_logging"]
 
@@ -47,7 +52,8 @@ def configure_logging(
     """Send the root logger's records as JSON lines to ``stream`` (stderr by default).
 
     Calling it again replaces the handler it installed before; other handlers are left alone.
-    ``static`` fields (service name, role, version) are added to every line.
+    ``static`` fields (service name, role, version) are added to every line, and the request id to
+    every line logged while a request is served.
     """
     root = logging.getLogger()
     for handler in list(root.handlers):
@@ -55,6 +61,7 @@ def configure_logging(
             root.removeHandler(handler)
     handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
     handler.setFormatter(JsonFormatter(static))
+    handler.addFilter(RequestIdFilter())
     handler._gecserve_json = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level.upper() if isinstance(level, str) else level)

@@ -191,6 +191,20 @@ class Metrics:
             namespace=ns,
             registry=r,
         )
+        # -- access control ------------------------------------------------------------------
+        self.rate_limited_requests = Counter(
+            "rate_limited",
+            "Requests refused (429) because their API key was over its rate limit, by key name.",
+            ["key"],
+            namespace=ns,
+            registry=r,
+        )
+        self.rate_limit_errors = Counter(
+            "rate_limit_errors",
+            "Failed calls to the Redis rate limiter; this replica's own buckets decided those requests.",
+            namespace=ns,
+            registry=r,
+        )
 
     # -- requests ---------------------------------------------------------------------------
 
@@ -269,6 +283,14 @@ class Metrics:
             self.cache_lookups.labels(level, "hit").inc(hits)
         if misses:
             self.cache_lookups.labels(level, "miss").inc(misses)
+
+    # -- access control ---------------------------------------------------------------------
+
+    def rate_limited(self, key: str) -> None:
+        self.rate_limited_requests.labels(key).inc()
+
+    def rate_limit_error(self) -> None:
+        self.rate_limit_errors.inc()
 
     # -- exposition -------------------------------------------------------------------------
 

@@ -57,6 +57,16 @@ def test_texts_and_arm_by_option_or_metadata(server) -> None:
     assert list(by_option.results) == list(by_metadata.results)
 
 
+def test_request_ids_in_and_out(server) -> None:
+    _, metadata = grpc_call(server, "Correct", pb.CorrectRequest(text="a"), metadata=(("x-request-id", "ed-7"),))
+    assert metadata["x-request-id"] == "ed-7"
+    _, metadata = grpc_call(server, "Generate", pb.GenerateRequest(text="a"), metadata=(("x-request-id", "bad id"),))
+    assert len(metadata["x-request-id"]) == 32
+    error = grpc_error(server, "Correct", pb.CorrectRequest(), metadata=(("x-request-id", "ed-8"),))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert dict(error.trailing_metadata())["x-request-id"] == "ed-8"
+
+
 def test_generate(server) -> None:
     reply, _ = grpc_call(
         server, "Generate", pb.GenerateRequest(text="i saw a apple", num_return_sequences=2, num_beams=3)

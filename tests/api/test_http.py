@@ -155,7 +155,34 @@ def test_every_error_has_one_shape(server) -> None:
         (httpx.get(server.url + "/v1/experiments/none-such"), 404, "not_found"),
     ):
         assert response.status_code == status
-        assert response.json() == {"error": {"reason": reason, "message": response.json()["error"]["message"]}}
+        error = response.json()["error"]
+        assert response.json() == {
+            "error": {"reason": reason, "message": error["message"], "request_id": error["request_id"]}
+        }
+        assert error["request_id"] == response.headers["x-request-id"]
+
+
+def test_request_ids_are_taken_or_made_and_echoed(server) -> None:
+    given = post(server, "/v1/correct", {"text": "a"}, headers={"X-Request-Id": "editor-1:42"})
+    assert given.status_code == 200 and given.headers["x-request-id"] == "editor-1:42"
+    made = [post(server, "/v1/correct", {"text": "a"}).headers["x-request-id"] for _ in range(2)]
+    assert made[0] != made[1] and all(len(m) == 32 for m in made)
+    for bad in ("x" * 129, "two words", "a/b"):
+        replaced = post(server, "/v1/correct", {"text": 5}, headers={"X-Request-Id": bad})
+        assert replaced.status_code == 422
+        assert replaced.headers["x-request-id"] != bad and len(replaced.headers["x-request-id"]) == 32
+        assert replaced.json()["error"]["request_id"] == replaced.headers["x-request-id"]
+    assert httpx.get(server.url + "/healthz", headers={"X-Request-Id": "probe-1"}).headers["x-request-id"] == "probe-1"
+
+
+def test_cors_is_closed_by_default_and_no_key_is_needed(server) -> None:
+    preflight = httpx.options(
+        server.url + "/v1/correct",
+        headers={"Origin": "https://editor.example", "Access-Control-Request-Method": "POST"},
+    )
+    assert preflight.status_code == 405 and "access-control-allow-origin" not in preflight.headers
+    answer = post(server, "/v1/correct", {"text": "a"}, headers={"Origin": "https://editor.example"})
+    assert answer.status_code == 200 and "access-control-allow-origin" not in answer.headers
 
 
 def test_text_over_the_limit_is_413(server) -> None:
@@ -202,3 +229,18 @@ def test_stats_count_refused_requests_by_outcome(server) -> None:
     after = outcomes()
     assert after.get("too_large", 0) == before.get("too_large", 0) + 1
     assert after.get("invalid", 0) == before.get("invalid", 0) + 1
+
+
+def test_a_request_can_shorten_its_own_deadline(server) -> None:
+    """`X-Gecserve-Timeout-Ms` shortens the server's deadline: 1 ms cannot be met (504, or 503 at once
+    when admission sees it coming); a generous one is served; a malformed one is 422."""
+    long_text = " ".join(["i saw a apple yesterday and we visited a island."] * 40)
+    for path, payload in (("/v1/correct", {"text": long_text}), ("/v1/generate", {"text": long_text[:2000]})):
+        short = post(server, path, payload, headers={"X-Gecserve-Timeout-Ms": "1"})
+        assert short.status_code in (503, 504), short.text
+        assert short.json()["error"]["reason"] in ("deadline", "overloaded")
+    served = post(server, "/v1/correct", {"text": "i saw a apple."}, headers={"X-Gecserve-Timeout-Ms": "30000"})
+    assert served.status_code == 200
+    for bad in ("0", "soon", "-5"):
+        refused = post(server, "/v1/correct", {"text": "i saw a apple."}, headers={"X-Gecserve-Timeout-Ms": bad})
+        assert refused.status_code == 422 and "timeout" in refused.json()["error"]["message"].lower()

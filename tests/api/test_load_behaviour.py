@@ -18,6 +18,8 @@ from tests.api.server import start_server
 
 pytestmark = pytest.mark.slow
 
+BOUND = 30.0  # seconds: tells "soon" from "never" (a wedged server), not a speed limit
+
 
 def _paragraphs(count: int, sentences: int, seed: int = 0) -> list[str]:
     rng = random.Random(seed)
@@ -29,23 +31,66 @@ async def _post_all(url: str, payloads: list[dict]) -> list[httpx.Response]:
         return await asyncio.gather(*(client.post(url, json=p) for p in payloads))
 
 
-def test_concurrent_requests_batch_together_and_get_their_own_results(tmp_path) -> None:
-    server = start_server(tmp_path, max_wait_ms=5, cache_size=0)
+def _batching(server, queue: str) -> tuple[float, float]:
+    """(jobs decoded, batches run) on ``queue`` so far. The warm-up's batches count too (one of them
+    holds 16 jobs), so a test compares two readings rather than trusting one."""
+    metrics = httpx.get(server.url + "/metrics").text
+    return (
+        metric(metrics, "gecserve_batch_size_sum", queue=queue),
+        metric(metrics, "gecserve_batch_size_count", queue=queue),
+    )
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_concurrent_requests_batch_together_and_get_their_own_results(tmp_path, workers: int) -> None:
+    """With one inference worker per queue or two (each its own engine), every answer is the sequential one."""
+    server = start_server(tmp_path, max_wait_ms=5, cache_size=0, inference_workers=workers)
     try:
         texts = _paragraphs(48, 2, seed=1)
         sequential = [httpx.post(server.url + "/v1/correct", json={"text": t}, timeout=30).json() for t in texts]
+        jobs_before, batches_before = _batching(server, "accelerated")
         responses = asyncio.run(_post_all(server.url + "/v1/correct", [{"text": t} for t in texts]))
         assert [r.status_code for r in responses] == [200] * len(texts)
         assert [(r.json()["text"], r.json()["edits"]) for r in responses] == [
             (s["text"], s["edits"]) for s in sequential
         ]
-        metrics = httpx.get(server.url + "/metrics").text
-        jobs = metric(metrics, "gecserve_batch_size_sum", queue="accelerated")
-        batches = metric(metrics, "gecserve_batch_size_count", queue="accelerated")
-        assert batches < jobs, "every sentence was decoded alone: no batch formed"
+        jobs, batches = _batching(server, "accelerated")
+        # Each request's two sentences are queued together, so this holds however the requests
+        # happen to overlap in time (how much they do depends on the machine's load).
+        assert batches - batches_before < jobs - jobs_before, "every sentence was decoded alone: no batch formed"
     finally:
         stopped = server.stop()
     assert stopped == 0
+
+
+GENERATE_SETTINGS = [
+    {"num_beams": 3, "num_return_sequences": 2},
+    {"num_beams": 4, "num_return_sequences": 1, "max_new_tokens": 12},
+    {"strategy": "sample", "seed": 5, "temperature": 2.0, "num_return_sequences": 2},
+    {"strategy": "sample", "seed": 6, "top_k": 5, "num_return_sequences": 3},
+    {"strategy": "sample", "temperature": 0.0},
+]
+
+
+def test_concurrent_generations_with_different_settings_get_their_own_results(tmp_path) -> None:
+    """The generate queue batches jobs by their decoding settings: concurrent requests with five
+    different settings each get what they get alone."""
+    server = start_server(tmp_path, max_wait_ms=20, cache_size=0)
+    try:
+        texts = _paragraphs(10, 2, seed=4)
+        payloads = [{"text": t, **GENERATE_SETTINGS[i % len(GENERATE_SETTINGS)]} for i, t in enumerate(texts)]
+        alone = [httpx.post(server.url + "/v1/generate", json=p, timeout=30).json()["sequences"] for p in payloads]
+        jobs_before, batches_before = _batching(server, "generate")
+        responses = asyncio.run(_post_all(server.url + "/v1/generate", payloads))
+        assert [r.status_code for r in responses] == [200] * len(payloads)
+        together = [r.json()["sequences"] for r in responses]
+        assert [[s["text"] for s in seqs] for seqs in together] == [[s["text"] for s in seqs] for seqs in alone]
+        for seqs, expected in zip(together, alone, strict=True):
+            assert [s["score"] for s in seqs] == pytest.approx([s["score"] for s in expected], abs=1e-4)
+        jobs, batches = _batching(server, "generate")
+        assert batches - batches_before < jobs - jobs_before, "no batch formed"
+    finally:
+        server.stop()
 
 
 def test_overload_gives_503_with_retry_after(tmp_path) -> None:
@@ -53,8 +98,13 @@ def test_overload_gives_503_with_retry_after(tmp_path) -> None:
     server = start_server(tmp_path, max_queue=8, max_batch_size=2, cache_size=0)
     try:
         payloads = [{"texts": _paragraphs(3, 2, seed=i)} for i in range(16)]
-        responses = asyncio.run(_post_all(server.url + "/v1/correct", payloads))
-        statuses = [r.status_code for r in responses]
+        # A refusal needs requests to overlap, which a busy machine may spread out: up to five bursts.
+        # An unbounded queue never refuses, however many.
+        for _ in range(5):
+            responses = asyncio.run(_post_all(server.url + "/v1/correct", payloads))
+            statuses = [r.status_code for r in responses]
+            if 503 in statuses:
+                break
         assert 503 in statuses and 200 in statuses, statuses
         rejected = next(r for r in responses if r.status_code == 503)
         assert 1 <= int(rejected.headers["retry-after"]) <= 60
@@ -106,8 +156,15 @@ def test_request_over_its_deadline_gets_504_and_queued_jobs_are_dropped(tmp_path
                 )
 
             wait_for(lambda: dropped() > 0)
-        fast = httpx.post(server.url + "/v1/correct", json={"text": "Tom found an owl."}, timeout=30)
-        assert fast.status_code == 200
+
+        # The server keeps serving. Its 0.1 s deadline holds for this request too, which a busy machine
+        # can miss now and then: retried up to BOUND; a queue left wedged by the drop never answers 200.
+        def served() -> bool:
+            fast = httpx.post(server.url + "/v1/correct", json={"text": "Tom found an owl."}, timeout=30)
+            assert fast.status_code in (200, 503, 504), fast.text
+            return fast.status_code == 200
+
+        wait_for(served, timeout=BOUND)
     finally:
         server.stop()
 
@@ -149,7 +206,7 @@ def test_graceful_shutdown_finishes_in_flight_requests(tmp_path, sig) -> None:
     async def scenario() -> list[httpx.Response]:
         async with httpx.AsyncClient(timeout=60) as client:
             tasks = [asyncio.create_task(client.post(server.url + "/v1/correct", json=p)) for p in payloads]
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + BOUND
             # Every request is admitted: answered, or in flight on the server. Answers are counted
             # before the gauge is read, so a request finishing in between is missed, never counted twice.
             while sum(t.done() for t in tasks) + await asyncio.to_thread(admitted) < len(payloads):
@@ -160,7 +217,7 @@ def test_graceful_shutdown_finishes_in_flight_requests(tmp_path, sig) -> None:
             return await asyncio.gather(*tasks, return_exceptions=True)
 
     results = asyncio.run(scenario())
-    assert server.process.wait(30) == 0, server.log()
+    assert server.process.wait(120) == 0, server.log()  # the drain timeout: a bound, not a speed
     statuses = [repr(getattr(r, "status_code", r)) for r in results]
     assert statuses == ["200"] * len(payloads), statuses
     with pytest.raises(httpx.TransportError):

@@ -21,13 +21,47 @@ from service.batching import (
 )
 from service.batching.batcher import Batcher, NullHooks
 
+# No test here races the wall clock. A runner blocks on a ``gate`` (an event the test opens) so that
+# the queue's state is known; deadlines and ``max_wait_ms`` are an hour away, and a test that needs
+# them to pass moves the ``clock`` fixture forward instead of sleeping. BOUND only tells "at once"
+# from "never" (or from an hour): it is not a speed limit.
+HOUR = 3600.0
+HOUR_MS = HOUR * 1000
+BOUND = 30.0
+
 
 def result_of(job: Job) -> tuple[int, ...]:
     return tuple(t * 2 for t in reversed(job.tokens))
 
 
+class Clock:
+    """A fake ``time.monotonic``: the real one plus a skew that ``advance`` moves forward at once.
+
+    The ``clock`` fixture installs it process-wide for one test, so the batcher's deadline checks,
+    ``deadline_in`` and the event loop's timers (``loop.time()`` reads ``time.monotonic()``) all
+    see the jump. Threads' own waits (``threading.Event.wait``) keep real time.
+    """
+
+    def __init__(self) -> None:
+        self._real = time.monotonic
+        self.skew = 0.0
+
+    def __call__(self) -> float:
+        return self._real() + self.skew
+
+    def advance(self, seconds: float) -> None:
+        self.skew += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(time, "monotonic", fake)
+    return fake
+
+
 class Recorder:
-    """A runner that records its batches, optionally sleeping or blocking on an event."""
+    """A runner that records its batches, optionally sleeping or blocking until a test opens ``gate``."""
 
     def __init__(self, delay: float = 0.0, gate: threading.Event | None = None) -> None:
         self.delay = delay
@@ -42,8 +76,8 @@ class Recorder:
             self.batches.append(list(jobs))
             self.threads.setdefault(worker, set()).add(threading.get_ident())
         self.started.set()
-        if self.gate is not None:
-            self.gate.wait(5)
+        if self.gate is not None and not self.gate.wait(2 * BOUND):
+            raise AssertionError("the test never opened the gate")  # fails the batch, never decodes early
         if self.delay:
             time.sleep(self.delay)
         return [result_of(job) for job in jobs]
@@ -53,11 +87,20 @@ class Recorder:
         return [job for batch in self.batches for job in batch]
 
 
-async def wait_until(predicate, timeout: float = 2.0) -> None:
-    end = time.monotonic() + timeout
+async def wait_until(predicate, timeout: float = BOUND) -> None:
+    """Poll until ``predicate()`` holds; ``timeout`` is real seconds (the ``clock`` fixture's jumps do not count)."""
+    end = time.perf_counter() + timeout
     while not predicate():
-        assert time.monotonic() < end, "condition not reached"
+        assert time.perf_counter() < end, "condition not reached"
         await asyncio.sleep(0.002)
+
+
+async def turns(count: int = 20) -> None:
+    """Let the event loop go round ``count`` times: enough for a woken worker to take a batch, so
+    that a check that one was *not* taken means something (it cannot flake: waiting longer only
+    gives the fault more chances to show)."""
+    for _ in range(count):
+        await asyncio.sleep(0)
 
 
 def test_is_a_batcher() -> None:
@@ -89,35 +132,49 @@ def test_results_are_routed_to_their_callers() -> None:
 
 
 def test_batches_grow_under_load() -> None:
-    runner = Recorder(delay=0.02)
+    """Jobs that arrive while the worker is busy gather; once it is free they go in full batches."""
+    gate = threading.Event()
+    runner = Recorder(gate=gate)
 
     async def main() -> None:
         batcher = LocalBatcher(BatchPolicy(max_batch_size=32, max_wait_ms=1), runner, workers=1)
         batcher.start()
-        results = await asyncio.gather(*(batcher.submit(Job(tokens=[i, i + 1])) for i in range(50)))
+        first = asyncio.create_task(batcher.submit(Job(tokens=[0, 1])))
+        await wait_until(lambda: batcher.in_flight == 1)  # the worker is busy until the gate opens
+        rest = [asyncio.create_task(batcher.submit(Job(tokens=[i, i + 1]))) for i in range(1, 50)]
+        await wait_until(lambda: batcher.depth == 49)
+        gate.set()
+        results = await asyncio.gather(first, *rest)
         assert results == [(2 * (i + 1), 2 * i) for i in range(50)]
         await batcher.stop()
 
     asyncio.run(main())
-    sizes = [len(b) for b in runner.batches]
-    assert sum(sizes) == 50
-    assert max(sizes) > 1
-    assert all(size <= 32 for size in sizes)
+    assert [len(b) for b in runner.batches] == [1, 32, 17]  # the backlog at once, max_batch_size at most
 
 
 def test_full_batch_is_taken_without_waiting() -> None:
-    runner = Recorder()
+    """A free worker takes a batch as soon as it is full, not max_wait (an hour) later, even while
+    another batch runs (so the idle rule does not apply)."""
+    gate = threading.Event()
+    runner = Recorder(gate=gate)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=4, max_wait_ms=5000), runner)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS), runner, workers=2)
         batcher.start()
-        started = time.monotonic()
-        await asyncio.gather(*(batcher.submit(Job(tokens=[i])) for i in range(4)))
-        assert time.monotonic() - started < 1.0
+        first = asyncio.create_task(batcher.submit(Job(tokens=[0])))
+        await wait_until(lambda: batcher.in_flight == 1)  # one worker busy: the batcher is not idle
+        rest = [asyncio.create_task(batcher.submit(Job(tokens=[i]))) for i in range(1, 4)]
+        await wait_until(lambda: batcher.depth == 3)
+        await turns()
+        assert batcher.depth == 3 and batcher.in_flight == 1  # three of four: the free worker waits to fill
+        rest.append(asyncio.create_task(batcher.submit(Job(tokens=[4]))))
+        await wait_until(lambda: batcher.in_flight == 5)  # the fourth fills it: taken at once
+        gate.set()
+        assert await asyncio.gather(first, *rest) == [(2 * i,) for i in range(5)]
         await batcher.stop()
 
     asyncio.run(main())
-    assert [len(b) for b in runner.batches] == [4]
+    assert [len(b) for b in runner.batches] == [1, 4]
 
 
 def test_runner_error_fails_the_whole_batch_and_the_worker_continues() -> None:
@@ -175,8 +232,8 @@ def test_cancelled_callers_do_not_break_the_batch() -> None:
         await wait_until(lambda: batcher.depth == 1)
         running[0].cancel()  # goes away while its batch decodes
         queued.cancel()  # goes away while still queued: never decoded
-        await asyncio.sleep(0.01)
-        assert batcher.depth == 0
+        await asyncio.wait([running[0], queued])  # both callers are gone
+        assert batcher.depth == 0 and batcher.in_flight == 4
         gate.set()
         outcomes = await asyncio.gather(*running, queued, return_exceptions=True)
         assert isinstance(outcomes[0], asyncio.CancelledError)
@@ -197,7 +254,7 @@ class Rejections(NullHooks):
         self.reasons.append(reason)
 
 
-def test_withdrawn_queued_jobs_are_counted_by_reason() -> None:
+def test_withdrawn_queued_jobs_are_counted_by_reason(clock: Clock) -> None:
     """A caller that gives up on queued jobs: past their deadline they count as deadline drops
     (the request timeout and the job deadline fire together), otherwise as cancellations."""
     gate = threading.Event()
@@ -209,17 +266,23 @@ def test_withdrawn_queued_jobs_are_counted_by_reason() -> None:
         batcher.start()
         blocker = asyncio.create_task(batcher.submit(Job(tokens=[0])))
         await wait_until(lambda: batcher.in_flight == 1)
-        cancelled = asyncio.create_task(batcher.submit_many([Job(tokens=[1]), Job(tokens=[2])]))
+        # Cancelled before its deadline (or without one): a cancellation.
+        cancelled = asyncio.create_task(
+            batcher.submit_many([Job(tokens=[1], deadline=deadline_in(HOUR)), Job(tokens=[2])])
+        )
         await wait_until(lambda: batcher.depth == 2)
         cancelled.cancel()
-        await asyncio.sleep(0.01)
-        assert hooks.reasons == ["cancelled", "cancelled"]
+        await asyncio.wait([cancelled])
+        assert hooks.reasons == ["cancelled", "cancelled"] and batcher.depth == 0
         # The caller's timeout and the jobs' deadline are the same instant: whichever fires first,
         # both jobs are dropped unrun and counted as deadline drops.
-        deadline = deadline_in(0.05)  # one request: one deadline for all its jobs
+        deadline = deadline_in(HOUR)  # one request: one deadline for all its jobs
         late = [Job(tokens=[3], deadline=deadline), Job(tokens=[4], deadline=deadline)]
+        caller = asyncio.create_task(asyncio.wait_for(batcher.submit_many(late), timeout=HOUR))
+        await wait_until(lambda: batcher.depth == 2)  # admitted whole, whatever the machine's load
+        clock.advance(HOUR + 1)
         with pytest.raises((asyncio.TimeoutError, DeadlineExceededError)):
-            await asyncio.wait_for(batcher.submit_many(late), timeout=0.05)
+            await caller
         assert hooks.reasons.count("deadline") == 2 and batcher.depth == 0
         gate.set()
         assert await blocker == (0,)
@@ -266,7 +329,7 @@ def test_service_rate_is_learnt_from_the_batches_run() -> None:
     asyncio.run(main())
 
 
-def test_deadline_passing_in_the_queue_fails_the_job_and_it_is_never_decoded() -> None:
+def test_deadline_passing_in_the_queue_fails_the_job_and_it_is_never_decoded(clock: Clock) -> None:
     gate = threading.Event()
     runner = Recorder(gate=gate)
 
@@ -275,12 +338,13 @@ def test_deadline_passing_in_the_queue_fails_the_job_and_it_is_never_decoded() -
         batcher.start()
         blocker = asyncio.create_task(batcher.submit(Job(tokens=[1])))
         await wait_until(lambda: batcher.in_flight == 1)
-        doomed = Job(tokens=[2], deadline=deadline_in(0.05))
-        started = time.monotonic()
+        doomed = Job(tokens=[2], deadline=deadline_in(HOUR))
+        waiting = asyncio.create_task(batcher.submit(doomed))
+        await wait_until(lambda: batcher.depth == 1)  # queued behind the busy worker
+        clock.advance(HOUR + 1)
         with pytest.raises(DeadlineExceededError):
-            await batcher.submit(doomed)
-        assert time.monotonic() - started < 1.0  # promptly, while the worker is still busy
-        assert batcher.depth == 0
+            await asyncio.wait_for(waiting, BOUND)  # promptly: the gate is closed, the worker still busy
+        assert batcher.depth == 0 and batcher.in_flight == 1
         gate.set()
         assert await blocker == (2,)
         await batcher.stop()
@@ -296,32 +360,47 @@ def test_deadline_passing_in_the_queue_fails_the_job_and_it_is_never_decoded() -
     asyncio.run(main())
 
 
-def test_job_running_past_its_deadline_still_completes() -> None:
-    runner = Recorder(delay=0.05)
+def test_job_running_past_its_deadline_still_completes(clock: Clock) -> None:
+    gate = threading.Event()
+    runner = Recorder(gate=gate)
 
     async def main() -> None:
         batcher = LocalBatcher(BatchPolicy(max_wait_ms=0), runner)
         batcher.start()
-        assert await batcher.submit(Job(tokens=[4], deadline=deadline_in(0.01))) == (8,)
+        running = asyncio.create_task(batcher.submit(Job(tokens=[4], deadline=deadline_in(HOUR))))
+        await wait_until(lambda: batcher.in_flight == 1)
+        clock.advance(HOUR + 1)  # the deadline passes while it decodes
+        await turns()  # any timer still armed for it has fired by now
+        assert not running.done()
+        gate.set()
+        assert await running == (8,)
         await batcher.stop()
 
     asyncio.run(main())
 
 
 def test_stop_with_drain_finishes_queued_jobs() -> None:
-    runner = Recorder(delay=0.01)
+    gate = threading.Event()
+    runner = Recorder(gate=gate)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=2, max_wait_ms=1000), runner, workers=2)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=2, max_wait_ms=HOUR_MS), runner, workers=2)
         batcher.start()
         tasks = [asyncio.create_task(batcher.submit(Job(tokens=[i]))) for i in range(7)]
-        await asyncio.sleep(0)
-        await batcher.stop(drain=True)
+        await wait_until(lambda: batcher.in_flight == 4 and batcher.depth == 3)  # both workers busy, 3 queued
+        stopping = asyncio.create_task(batcher.stop(drain=True))
+        await wait_until(lambda: not batcher.running)
+        with pytest.raises(BatcherStoppedError):
+            await batcher.submit(Job(tokens=[1]))  # nothing new while draining
+        assert batcher.depth == 3  # the queued jobs are kept...
+        gate.set()
+        await asyncio.wait_for(stopping, BOUND)  # ...and run without waiting max_wait (an hour) to fill
         assert [t.result() for t in tasks] == [(2 * i,) for i in range(7)]
         with pytest.raises(BatcherStoppedError):
             await batcher.submit(Job(tokens=[1]))
 
     asyncio.run(main())
+    assert sorted(len(b) for b in runner.batches) == [1, 2, 2, 2]
 
 
 def test_stop_without_drain_fails_queued_jobs_and_finishes_running_ones() -> None:
@@ -336,10 +415,9 @@ def test_stop_without_drain_fails_queued_jobs_and_finishes_running_ones() -> Non
         queued = [asyncio.create_task(batcher.submit(Job(tokens=[i]))) for i in range(3)]
         await wait_until(lambda: batcher.depth == 3)
         stopping = asyncio.create_task(batcher.stop(drain=False))
-        await asyncio.sleep(0.01)
-        for task in queued:
-            with pytest.raises(BatcherStoppedError):
-                await task
+        outcomes = await asyncio.wait_for(asyncio.gather(*queued, return_exceptions=True), BOUND)
+        assert all(isinstance(outcome, BatcherStoppedError) for outcome in outcomes), outcomes
+        assert batcher.in_flight == 1 and not running.done()  # failed at once, while the running job runs on
         gate.set()
         await stopping
         assert await running == (2,)
@@ -377,7 +455,7 @@ def test_submit_requires_a_started_batcher_and_unique_jobs() -> None:
             batcher.start()
         job = Job(tokens=[1])
         first = asyncio.create_task(batcher.submit(job))
-        await asyncio.sleep(0)
+        await wait_until(lambda: batcher.depth + batcher.in_flight == 1)
         with pytest.raises(ValueError):
             await batcher.submit(job)
         gate.set()
@@ -441,7 +519,7 @@ def test_submit_many_admits_a_request_whole_or_not_at_all() -> None:
     asyncio.run(scenario())
 
 
-def test_submit_many_withdraws_the_rest_when_one_job_fails() -> None:
+def test_submit_many_withdraws_the_rest_when_one_job_fails(clock: Clock) -> None:
     async def scenario() -> None:
         gate = threading.Event()
         runner = Recorder(gate=gate)
@@ -449,9 +527,12 @@ def test_submit_many_withdraws_the_rest_when_one_job_fails() -> None:
         batcher.start()
         blocker = asyncio.create_task(batcher.submit(Job([0])))
         await wait_until(runner.started.is_set)
-        soon = Job([1], deadline=deadline_in(0.05))
+        soon = Job([1], deadline=deadline_in(HOUR))
+        request = asyncio.create_task(batcher.submit_many([Job([2]), soon, Job([3])]))
+        await wait_until(lambda: batcher.depth == 3)  # all three queued
+        clock.advance(HOUR + 1)  # one of them expires
         with pytest.raises(DeadlineExceededError):
-            await batcher.submit_many([Job([2]), soon, Job([3])])
+            await asyncio.wait_for(request, BOUND)
         assert batcher.depth == 0  # the others left the queue with it
         gate.set()
         await blocker
@@ -462,24 +543,35 @@ def test_submit_many_withdraws_the_rest_when_one_job_fails() -> None:
 
 
 @pytest.mark.parametrize("idle_dispatch", [True, False])
-def test_an_idle_batcher_does_not_wait_to_fill(idle_dispatch: bool) -> None:
-    """Idle: a lone job runs at once instead of waiting max_wait for company; busy: jobs gather."""
+def test_an_idle_batcher_does_not_wait_to_fill(idle_dispatch: bool, clock: Clock) -> None:
+    """Idle: a lone job runs at once instead of waiting max_wait for company; without idle
+    dispatch it waits for max_wait (an hour on the fake clock), then goes; busy: jobs gather."""
     gate = threading.Event()
     runner = Recorder(gate=gate)
-    policy = BatchPolicy(max_batch_size=8, max_wait_ms=600, dispatch_when_idle=idle_dispatch)
+    policy = BatchPolicy(max_batch_size=8, max_wait_ms=HOUR_MS, dispatch_when_idle=idle_dispatch)
+
+    async def waits_for_max_wait(batcher: LocalBatcher, queued: int) -> None:
+        await turns()
+        assert batcher.in_flight == 0 and batcher.depth == queued  # not yet
+        clock.advance(HOUR - 60)
+        await turns()
+        assert batcher.in_flight == 0 and batcher.depth == queued  # a minute short of max_wait: still not
+        clock.advance(61)
 
     async def main() -> None:
         batcher = LocalBatcher(policy, runner)
         batcher.start()
-        started = time.monotonic()
         first = asyncio.create_task(batcher.submit(Job(tokens=[1])))
-        await wait_until(lambda: batcher.in_flight == 1, timeout=2.0)
-        waited = time.monotonic() - started
-        assert (waited < 0.3) if idle_dispatch else (waited >= 0.55)
+        if not idle_dispatch:
+            await waits_for_max_wait(batcher, 1)
+        await wait_until(lambda: batcher.in_flight == 1)  # at once (BOUND, not an hour)
         rest = [asyncio.create_task(batcher.submit(Job(tokens=[i]))) for i in range(2, 6)]
         await wait_until(lambda: batcher.depth == 4)
         gate.set()  # the worker frees up: the four queued jobs go together
-        assert await asyncio.gather(first, *rest) == [(2,), (4,), (6,), (8,), (10,)]
+        assert await first == (2,)
+        if not idle_dispatch:
+            await waits_for_max_wait(batcher, 4)
+        assert await asyncio.wait_for(asyncio.gather(*rest), BOUND) == [(4,), (6,), (8,), (10,)]
         await batcher.stop()
         assert [len(batch) for batch in runner.batches] == [1, 4]
 

@@ -61,7 +61,10 @@ function replaceRows(table, rows) {
 }
 
 async function getJSON(url) {
-  const response = await fetch(url, { cache: "no-store" });
+  // With API keys configured, reading needs a key too: the admin key, once typed in, is one.
+  const key = $("admin-key").value;
+  const headers = key ? { authorization: `Bearer ${key}` } : {};
+  const response = await fetch(url, { cache: "no-store", headers });
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
   return response.json();
 }

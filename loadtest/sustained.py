@@ -1,0 +1,178 @@
+"""Sustained overload: several times the saturation load for a minute, and what the service does with it.
+
+    python -m loadtest.sustained --spawn models/gec-default --input ../shared/data/dev/fce.dev.detok.src \\
+        --saturation 44 [--factor 3] [--duration 60] [--sla-s 1] [--json docs/benchmarks/overload-sustained.json]
+
+``--saturation`` is the arm's saturation load in requests per second (``make loadtest-measure``
+finds it). ``--spawn`` starts ``gecserve serve`` with its sentence cache off and a request deadline
+of ``--sla-s`` (``GECSERVE_REQUEST_TIMEOUT_S``: what an editor waits for at most, so the SLA the
+admitted requests must meet); everything else is the default, admission control included. Other
+``GECSERVE_*`` variables pass through. Phases, each an open-loop Poisson stream
+(``loadtest.openloop``):
+
+1. ``baseline``: ``--baseline`` (0.3) of the saturation load for ``--baseline-s`` (20) seconds: the
+   normal latencies.
+2. ``overload``: ``--factor`` times the saturation load for ``--duration`` seconds. The admitted
+   requests' percentiles against the SLA; the refused ones' statuses, latency and ``Retry-After``.
+3. ``recovery``: from the moment the overload stops sending, one request every 50 ms for 5 s; the
+   service is normal again once every answer from then on is a 200 within the baseline's p99.
+
+The server's RSS is read when ready, after each phase and 10 s after the load. Prints the table and
+writes it, with the recovery probes, as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from loadtest.openloop import offered_load
+from loadtest.spawn import RunningServer, start_server
+from service.bench.report import latency_summary, table, write_json
+
+PROBE_EVERY_S = 0.05
+PROBE_FOR_S = 5.0
+SETTLE_S = 10.0
+USERS = 300
+COLUMNS = [
+    "phase",
+    "offered_rps",
+    "sent",
+    "answered_rps",
+    "statuses",
+    "p50_ms",
+    "p95_ms",
+    "p99_ms",
+    "within_sla",
+    "refused_p99_ms",
+    "retry_after_s",
+    "rss_mb",
+]
+
+
+def _row(phase: str, rate: float, load: dict[str, Any], sla_s: float, rss_mb: float) -> dict[str, Any]:
+    answered = [s for seconds in load["latencies"].values() for s in seconds]
+    summary = latency_summary(answered)
+    refused = load["refusals"]
+    waits = sorted({int(r["retry_after"]) for r in refused if (r["retry_after"] or "").isdigit()})
+    return {
+        "phase": phase,
+        "offered_rps": rate,
+        "sent": load["sent"],
+        "answered_rps": len(answered) / load["sending_s"],
+        "statuses": " ".join(f"{k}:{v}" for k, v in sorted(load["statuses"].items())),
+        **{k: summary[k] for k in ("p50_ms", "p95_ms", "p99_ms")},
+        "within_sla": bool(answered) and summary["p99_ms"] <= sla_s * 1e3,
+        "refused_p99_ms": float(np.percentile([r["seconds"] for r in refused], 99) * 1e3) if refused else None,
+        "retry_after_s": f"{waits[0]}-{waits[-1]}" if waits else None,
+        "refusals_without_retry_after": sum(1 for r in refused if not r["retry_after"]),
+        "rss_mb": rss_mb,
+    }
+
+
+async def _probe(url: str, text: str) -> list[dict[str, Any]]:
+    """One request every ``PROBE_EVERY_S`` for ``PROBE_FOR_S``: when it was sent (seconds from the
+    start), its status and latency."""
+    probes: list[dict[str, Any]] = []
+    async with httpx.AsyncClient(timeout=30) as client:
+        start = time.perf_counter()
+        while (sent := time.perf_counter() - start) < PROBE_FOR_S:
+            began = time.perf_counter()
+            try:
+                status = (await client.post(f"{url}/v1/correct", json={"text": text})).status_code
+            except httpx.HTTPError as error:
+                status = type(error).__name__
+            probes.append({"sent_s": sent, "status": status, "seconds": time.perf_counter() - began})
+            await asyncio.sleep(max(0.0, start + len(probes) * PROBE_EVERY_S - time.perf_counter()))
+    return probes
+
+
+def recovered_after(probes: list[dict[str, Any]], normal_s: float) -> float | None:
+    """When the service was normal again: the sending time of the first probe from which every probe
+    is a 200 within ``normal_s`` (None: not within the probing window)."""
+    recovered = None
+    for probe in probes:
+        normal = probe["status"] == 200 and probe["seconds"] <= normal_s
+        if not normal:
+            recovered = None
+        elif recovered is None:
+            recovered = probe["sent_s"]
+    return recovered
+
+
+async def _overload_then_probe(url: str, lines: list[str], rate: float, duration: float, seed: int):
+    overload = asyncio.create_task(offered_load(url, lines, rate, duration, USERS, seed, desc="overload"))
+    await asyncio.sleep(duration)  # the stream stops sending now; its admitted requests may still run
+    probes = await _probe(url, lines[0])
+    return await overload, probes
+
+
+def drill(server: RunningServer, lines: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    """The three phases against ``server``."""
+    ready_mb = server.memory_mb()[0]
+    base_rate = args.baseline * args.saturation
+    baseline_load = offered_load(server.url, lines, base_rate, args.baseline_s, USERS, args.seed, desc="baseline")
+    baseline = asyncio.run(baseline_load)
+    rows = [_row("baseline", base_rate, baseline, args.sla_s, server.memory_mb()[0])]
+    rate = args.factor * args.saturation
+    overload, probes = asyncio.run(_overload_then_probe(server.url, lines, rate, args.duration, args.seed + 1))
+    rows.append(_row("overload", rate, overload, args.sla_s, server.memory_mb()[0]))
+    normal_s = rows[0]["p99_ms"] / 1e3
+    time.sleep(SETTLE_S)
+    return {
+        "rows": rows,
+        "rss_ready_mb": ready_mb,
+        "rss_after_mb": server.memory_mb()[0],
+        "recovered_after_s": recovered_after(probes, normal_s),
+        "normal_s": normal_s,
+        "probes": probes,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m loadtest.sustained", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--spawn", type=Path, required=True, metavar="MODEL", help="start a server for MODEL")
+    parser.add_argument("--input", type=Path, required=True, help="one paragraph per line")
+    parser.add_argument("--saturation", type=float, required=True, help="the saturation load, requests per second")
+    parser.add_argument("--factor", type=float, default=3.0, help="overload: this many times the saturation load")
+    parser.add_argument("--baseline", type=float, default=0.3, help="baseline: this share of the saturation load")
+    parser.add_argument("--baseline-s", type=float, default=20.0, help="seconds of baseline")
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds of overload")
+    parser.add_argument("--sla-s", type=float, default=1.0, help="the request deadline, and the admitted p99's SLA")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    lines = [line.strip() for line in args.input.read_text(encoding="utf-8").splitlines() if line.strip()]
+    with tempfile.TemporaryDirectory() as logs:
+        server = start_server(args.spawn, Path(logs), cache_size=0, request_timeout_s=args.sla_s)
+        try:
+            result = drill(server, lines, args)
+        finally:
+            server.stop()
+    print(table(result["rows"], COLUMNS))
+    recovered = result["recovered_after_s"]
+    print(
+        f"RSS: {result['rss_ready_mb']:.0f} MB ready, {result['rss_after_mb']:.0f} MB {SETTLE_S:g} s after the load; "
+        f"normal again (200 within the baseline p99, {result['normal_s'] * 1e3:.0f} ms) "
+        + (f"{recovered:.2f} s after the overload stopped" if recovered is not None else "not within 5 s")
+    )
+    if args.json:
+        environment = {k: v for k, v in os.environ.items() if k.startswith("GECSERVE_")}
+        options = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+        write_json(args.json, {"command": " ".join(sys.argv), "environment": environment, **options, **result})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""``python -m loadtest.sustained``: overload against a spawned server, refusals and recovery read back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from loadtest import sustained
+from tests.conftest import FIXTURE_MODEL
+
+
+def test_recovery_is_the_first_probe_from_which_every_answer_is_normal() -> None:
+    def probe(sent_s: float, status: int | str, seconds: float) -> dict:
+        return {"sent_s": sent_s, "status": status, "seconds": seconds}
+
+    probes = [probe(0.0, 503, 0.01), probe(0.1, 200, 0.5), probe(0.2, 200, 0.02), probe(0.3, 200, 0.03)]
+    assert sustained.recovered_after(probes, normal_s=0.05) == 0.2
+    assert sustained.recovered_after([*probes, probe(0.4, "ReadError", 0.01)], normal_s=0.05) is None
+    assert sustained.recovered_after(probes, normal_s=1.0) == 0.1
+
+
+@pytest.mark.slow
+def test_a_short_overload_is_refused_with_retry_after_and_the_service_recovers(tmp_path, monkeypatch, capsys):
+    # A queue of 4 sentences decoded one at a time: 150 req/s of 3-sentence paragraphs is far past it.
+    monkeypatch.setenv("GECSERVE_MAX_QUEUE", "4")
+    monkeypatch.setenv("GECSERVE_MAX_BATCH_SIZE", "1")
+    source = tmp_path / "input.txt"
+    source.write_text("i saw a apple. We visited a island last week. He go home every days.\n" * 3)
+    out = tmp_path / "sustained.json"
+    args = ["--spawn", str(FIXTURE_MODEL), "--input", str(source), "--saturation", "50", "--baseline-s", "2"]
+    assert sustained.main([*args, "--duration", "3", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    baseline, overload = result["rows"]
+    assert baseline["statuses"].startswith("200:") and "503" not in baseline["statuses"]
+    assert "503:" in overload["statuses"] and overload["refusals_without_retry_after"] == 0
+    assert result["recovered_after_s"] is not None and result["recovered_after_s"] < 5
+    assert "normal again" in capsys.readouterr().out
