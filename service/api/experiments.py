@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from redis.exceptions import RedisError
 
 from service.api.admin import admin_guard
-from service.api.responses import TextJSONResponse
+from service.api.responses import TextJSONResponse, documented_errors
 from service.experiments.arms import UnknownArmError
 from service.experiments.definition import ExperimentDefinition
 from service.experiments.manager import ExperimentManager, NoSuchExperimentError
@@ -25,6 +25,21 @@ from service.experiments.store import ConflictError
 from service.pipeline.errors import RequestError, UnknownArmRequestError
 
 __all__ = ["experiments_router"]
+
+_ERRORS = {
+    400: "weights that are not valid, or an arm the experiment does not have",
+    401: "no admin key, or a wrong one",
+    403: "admin endpoints are disabled (no GECSERVE_ADMIN_KEY)",
+    404: "no such experiment",
+    409: "the experiment changed meanwhile (another admin or replica): read it again and retry",
+    413: "body over the limit",
+    422: "invalid JSON or fields",
+    503: "the shared experiment store is unreachable; see Retry-After",
+}
+
+
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    return documented_errors({status: _ERRORS[status] for status in statuses})
 
 
 class WeightsBody(BaseModel):
@@ -84,7 +99,7 @@ def experiments_router(experiments: ExperimentManager, admin: Any) -> APIRouter:
         """The backends, the default, and the current experiment (if any)."""
         return await experiments.overview()
 
-    @router.get("/{name}")
+    @router.get("/{name}", responses=_errors(404, 422))
     async def report(name: str) -> dict[str, Any]:
         """The live A/B comparison: per arm p50/p95/p99 with 95% intervals, speedups, the median test,
         the sample-ratio check, shadow agreement and recent disagreements, and a timeline."""
@@ -93,17 +108,17 @@ def experiments_router(experiments: ExperimentManager, admin: Any) -> APIRouter:
         except NoSuchExperimentError as error:
             raise NotFoundError(f"no experiment named {name!r}") from error
 
-    @router.post("", status_code=201, dependencies=guard)
+    @router.post("", status_code=201, dependencies=guard, responses=_errors(400, 401, 403, 409, 413, 422, 503))
     async def start(definition: ExperimentDefinition) -> dict[str, Any]:
         """Start an experiment (replacing the current one); needs the admin key."""
         return await _change(experiments.start(definition))
 
-    @router.put("/{name}/weights", dependencies=guard)
+    @router.put("/{name}/weights", dependencies=guard, responses=_errors(400, 401, 403, 404, 409, 413, 422, 503))
     async def weights(name: str, body: WeightsBody) -> dict[str, Any]:
         """Change arm weights at run time, no restart; needs the admin key."""
         return await _change(experiments.set_weights(name, body.weights))
 
-    @router.post("/{name}/stop", dependencies=guard)
+    @router.post("/{name}/stop", dependencies=guard, responses=_errors(401, 403, 404, 409, 422, 503))
     async def stop(name: str) -> dict[str, Any]:
         """Stop assigning traffic (its numbers stay readable); needs the admin key."""
         return await _change(experiments.stop(name))

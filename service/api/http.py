@@ -13,7 +13,7 @@ from typing import Any
 
 from fastapi import FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import Response
+from fastapi.responses import PlainTextResponse, Response
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 
@@ -24,7 +24,14 @@ from service.api.experiments import experiments_router
 from service.api.languagetool import languagetool_router
 from service.api.limits import BodyLimit
 from service.api.request_ids import RequestIds
-from service.api.responses import ARM_HEADER, EXPERIMENT_HEADER, TextJSONResponse, error_response, served_headers
+from service.api.responses import (
+    ARM_HEADER,
+    EXPERIMENT_HEADER,
+    TextJSONResponse,
+    documented_errors,
+    error_response,
+    served_headers,
+)
 from service.observability.request_id import REQUEST_ID_HEADER, current_request_id
 from service.pipeline.errors import InvalidRequestError, RequestError
 from service.pipeline.pipeline import Pipeline
@@ -32,18 +39,31 @@ from service.pipeline.types import Correction, CorrectRequest, GenerateRequest
 
 __all__ = ["ARM_HEADER", "create_app"]
 
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": schemas.ErrorResponse, "description": text}
-    for code, text in (
-        (400, "an unknown arm (in options.backend or X-Gecserve-Arm)"),
-        (401, "no API key, or one that is not valid (when keys are configured)"),
-        (413, "text or body over the configured limit"),
-        (422, "invalid JSON or fields"),
-        (429, "the API key is over its rate limit; see Retry-After"),
-        (500, "a failure inside the service (other requests are unaffected)"),
-        (503, "overloaded or not ready; see Retry-After"),
-        (504, "request over its deadline"),
-    )
+ERROR_RESPONSES = documented_errors(
+    {
+        400: "an unknown arm (in options.backend or X-Gecserve-Arm)",
+        401: "no API key, or one that is not valid (when keys are configured)",
+        413: "text or body over the configured limit",
+        422: "invalid JSON or fields",
+        429: "the API key is over its rate limit; see Retry-After",
+        500: "a failure inside the service (other requests are unaffected)",
+        503: "overloaded or not ready; see Retry-After",
+        504: "request over its deadline",
+    }
+)
+# /readyz answers its health report with 200 when ready and 503 when not.
+READINESS_RESPONSES: dict[int | str, dict[str, Any]] = {
+    503: {
+        "description": "not ready: loading, warming up, shutting down, or no live engine worker",
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    }
+}
+# /metrics: Prometheus' text format, or OpenMetrics when the scraper asks for it.
+METRICS_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "the metrics",
+        "content": {"application/openmetrics-text": {"schema": {"type": "string"}}},
+    }
 }
 # The route label of a request refused before it reached the pipeline, by path.
 ROUTES = {"/v1/correct": "correct", "/v1/generate": "generate"}
@@ -189,13 +209,13 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
         """Liveness: the process answers."""
         return {"status": "ok"}
 
-    @app.get("/readyz")
+    @app.get("/readyz", responses=READINESS_RESPONSES)
     async def readyz() -> Response:
         """Readiness: the model is loaded and warmed up (503 before, and while shutting down)."""
         health = pipeline.health()
         return TextJSONResponse(health, status_code=200 if health["ready"] else 503)
 
-    @app.get("/metrics")
+    @app.get("/metrics", response_class=PlainTextResponse, responses=METRICS_RESPONSES)
     async def prometheus(request: Request) -> Response:
         payload, content_type = pipeline.metrics.render_for(request.headers.get("accept"))
         return Response(payload, media_type=content_type)

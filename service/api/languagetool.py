@@ -21,8 +21,8 @@ from fastapi.responses import PlainTextResponse, Response
 
 from service.api.access import AccessControl, presented_key
 from service.api.lt_matches import check_answer, software
-from service.api.lt_params import LANGUAGES, BadCheckRequestError, check_params, decode_form
-from service.api.responses import ARM_HEADER, TextJSONResponse, served_headers
+from service.api.lt_params import CHECK_PARAMETERS, LANGUAGES, BadCheckRequestError, check_params, decode_form
+from service.api.responses import ARM_HEADER, TextJSONResponse, documented_errors, served_headers
 from service.pipeline.errors import RequestError
 from service.pipeline.pipeline import Pipeline
 from service.pipeline.types import CorrectRequest
@@ -30,6 +30,47 @@ from service.text.rules import RULES
 
 ROUTE = "lt_check"  # the route label of /v2/check in the metrics
 MAX_ARM_CHARS = 64
+
+_PLAIN_ERROR = {"text/plain": {"schema": {"type": "string", "pattern": "^Error: "}}}
+
+
+def _plain_errors(descriptions: dict[int, str]) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` of errors answered as LanguageTool answers them."""
+    return {status: {"description": text, "content": _PLAIN_ERROR} for status, text in descriptions.items()}
+
+
+CHECK_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"description": "LanguageTool's answer: software, language, matches"},
+    **_plain_errors(
+        {
+            400: "a parameter LanguageTool refuses",
+            413: "text over the limit",
+            422: "decoding settings the engine refuses",
+            500: "a failure inside the service",
+            503: "overloaded or not ready; see Retry-After",
+            504: "over its deadline",
+        }
+    ),
+}
+# A body over the limit is cut off before any route runs, in the service's own error shape (JSON).
+CHECK_RESPONSES[413] = {**documented_errors({413: "text or body over the limit"})[413], "content": _PLAIN_ERROR}
+_REQUIRED = {"language"}
+CHECK_QUERY = {
+    "parameters": [
+        {"name": name, "in": "query", "required": name in _REQUIRED, "schema": schema}
+        for name, schema in CHECK_PARAMETERS.items()
+    ]
+}
+CHECK_FORM = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/x-www-form-urlencoded": {
+                "schema": {"type": "object", "properties": CHECK_PARAMETERS, "required": sorted(_REQUIRED)}
+            }
+        },
+    }
+}
 
 
 def lt_error(status: int, message: str, retry_after: str | None = None) -> PlainTextResponse:
@@ -43,7 +84,8 @@ def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
     router = APIRouter(prefix="/v2", tags=["LanguageTool"])
     name, model_version = pipeline.model_info
 
-    @router.api_route("/check", methods=["GET", "POST"], response_class=TextJSONResponse)
+    @router.get("/check", response_class=TextJSONResponse, responses=CHECK_RESPONSES, openapi_extra=CHECK_QUERY)
+    @router.post("/check", response_class=TextJSONResponse, responses=CHECK_RESPONSES, openapi_extra=CHECK_FORM)
     async def check(request: Request) -> Response:
         """LanguageTool's check: form parameters `text` or `data`, `language` (en, en-US, en-GB, auto),
         `motherTongue`, `enabledRules`, `disabledRules`, `enabledCategories`, `disabledCategories`,
@@ -95,7 +137,7 @@ def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
         """This server, as LanguageTool's `software` object."""
         return {"software": software(name, model_version)}
 
-    @router.get("/healthcheck", response_class=PlainTextResponse)
+    @router.get("/healthcheck", response_class=PlainTextResponse, responses=_plain_errors({503: "not ready"}))
     async def healthcheck() -> Response:
         """`OK` once the model is ready (as `/readyz`), else 503."""
         if pipeline.accepting:
@@ -107,7 +149,13 @@ def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
         """The longest text `/v2/check` accepts, in characters (plain text)."""
         return str(pipeline.settings.max_text_chars)
 
-    @router.get("/configinfo")
+    @router.get(
+        "/configinfo",
+        responses={
+            **_plain_errors({400: "no language, or one LanguageTool does not know"}),
+            **documented_errors({422: "invalid parameters"}),
+        },
+    )
     async def config_info(language: str | None = None) -> Response:
         """The rules this server reports (one per edit type) and its text limit."""
         if not language:

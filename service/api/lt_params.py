@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qsl
 
 from service.text.annotation import AnnotatedText, AnnotationError, parse_data
@@ -41,6 +42,33 @@ MAX_FIELDS = 100
 MAX_KEY_CHARS = 256  # username, instanceId: as client.user_id / session_id of /v1/correct
 MAX_ALTERNATIVES = 5
 _LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*")
+
+
+# The parameters as the OpenAPI schema states them (form fields of POST, the query of GET): what
+# ``check_params`` refuses with 400 is what these schemas exclude, except the rules that tie two
+# parameters together (``text`` or ``data``; ``preferredVariants`` only with ``language=auto``).
+_STRING = {"type": "string"}
+CHECK_PARAMETERS: dict[str, dict[str, Any]] = {
+    "text": {**_STRING, "description": "the text to check (or `data`)"},
+    "data": {**_STRING, "description": 'LanguageTool\'s annotation as JSON: {"annotation": [{"text"}, {"markup"}]}'},
+    "language": {
+        **_STRING,
+        "pattern": "^([eE][nN](-([uU][sS]|[gG][bB]))?|[aA][uU][tT][oO])$",
+        "description": "en, en-US, en-GB or auto (any case)",
+    },
+    "motherTongue": {**_STRING, "pattern": "^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$"},
+    "enabledRules": {**_STRING, "description": "comma-separated rule ids"},
+    "disabledRules": {**_STRING, "description": "comma-separated rule ids"},
+    "enabledCategories": {**_STRING, "description": "comma-separated category ids"},
+    "disabledCategories": {**_STRING, "description": "comma-separated category ids"},
+    "enabledOnly": {**_STRING, "description": "true or yes: only the enabled rules and categories"},
+    "level": {**_STRING, "enum": ["", "default", "picky"]},
+    "preferredVariants": {**_STRING, "description": "comma-separated language codes (with language=auto)"},
+    "username": {**_STRING, "maxLength": MAX_KEY_CHARS, "description": "the experiment's sticky key"},
+    "instanceId": {**_STRING, "maxLength": MAX_KEY_CHARS, "description": "the experiment's session key"},
+    "apiKey": {**_STRING, "description": "accepted, never used"},
+    "alternatives": {"type": "integer", "minimum": 0, "maximum": MAX_ALTERNATIVES, "description": "n-best (ours)"},
+}
 
 
 class BadCheckRequestError(ValueError):

@@ -1,5 +1,6 @@
 """JSON responses of the HTTP API, the one shape of every error (``{"error": {"reason", "message",
-"request_id"}}``), and the headers naming the arm and experiment that served a correction.
+"request_id"}}``) and how the OpenAPI schema declares it, and the headers naming the arm and
+experiment that served a correction.
 
 Text is passed through as it came: a lone surrogate that a JavaScript editor sent (JSON's
 ``\\ud800``) comes back in the same form, since an editor's offsets count it. UTF-8 cannot hold a
@@ -10,14 +11,23 @@ is the same JSON value.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi.responses import JSONResponse
 
+from service.api.schemas import ErrorResponse
 from service.observability.request_id import current_request_id
 from service.pipeline.types import CorrectResult
 
-__all__ = ["ARM_HEADER", "EXPERIMENT_HEADER", "TextJSONResponse", "error_response", "served_headers"]
+__all__ = [
+    "ARM_HEADER",
+    "EXPERIMENT_HEADER",
+    "TextJSONResponse",
+    "documented_errors",
+    "error_response",
+    "served_headers",
+]
 
 ARM_HEADER = "X-Gecserve-Arm"
 EXPERIMENT_HEADER = "X-Gecserve-Experiment"
@@ -39,6 +49,12 @@ def error_response(
         all_headers["Retry-After"] = retry_after
     error = {"reason": reason, "message": message, "request_id": current_request_id.get()}
     return TextJSONResponse({"error": error}, status_code=status, headers=all_headers or None)
+
+
+def documented_errors(descriptions: Mapping[int, str]) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI ``responses`` of a route's errors, in the one error shape, from ``{status: description}``
+    (what the route's clients may get: every status it can answer must be declared, or the schema lies)."""
+    return {status: {"model": ErrorResponse, "description": text} for status, text in descriptions.items()}
 
 
 def served_headers(result: CorrectResult) -> dict[str, str]:

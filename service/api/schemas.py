@@ -2,7 +2,8 @@
 
 Both APIs validate through these models (gRPC messages are turned into them first), so a limit
 is stated once, here, and holds on every path. Limits that depend on the model (the longest
-generation) are filled in from it by ``generate_body``.
+generation) are filled in from it by ``generate_body``. Request models are strict, as their JSON
+schema reads: ``true`` is not a number, nor ``"2"`` an integer (nor ``2.0``, stricter than the schema).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ CORRECT_EXAMPLE = {
 
 
 class Options(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     backend: str | None = Field(
         None,
         max_length=64,
@@ -34,7 +35,7 @@ class Options(BaseModel):
 
 
 class Client(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     user_id: str | None = Field(None, max_length=256)
     session_id: str | None = Field(None, max_length=256)
 
@@ -42,7 +43,18 @@ class Client(BaseModel):
 class CorrectBody(BaseModel):
     """Exactly one of ``text`` (one paragraph) or ``texts`` (several independent paragraphs)."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [CORRECT_EXAMPLE]})
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={
+            "examples": [CORRECT_EXAMPLE],
+            # what _one_of_text_or_texts checks, stated in the schema for clients and generators
+            "oneOf": [
+                {"required": ["text"], "properties": {"text": {"type": "string"}}},
+                {"required": ["texts"], "properties": {"texts": {"type": "array"}}},
+            ],
+        },
+    )
     text: str | None = Field(None, description="one paragraph of natural text")
     texts: list[str] | None = Field(None, min_length=1, description="several independent paragraphs")
     offset_unit: Literal["codepoint", "utf16"] = Field(
@@ -104,6 +116,7 @@ class CorrectResponse(BaseModel):
 class GenerateBody(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={
             "examples": [
                 {"text": "I has a idea for the project.", "num_return_sequences": 3, "strategy": "beam", "num_beams": 4}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from service.text.classify import classify
 from service.text.edits import Edit, apply_edits, extract_edits, map_edits
 from service.text.normalize import Normalized, normalize
-from service.text.script import editable, reads_as_english
+from service.text.script import editable, protected_spans, reads_as_english
 from service.text.segment import split_long, split_sentences
 
 
@@ -70,18 +70,34 @@ def _edit_id(unit: Unit, edit: Edit) -> str:
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
 
 
-def _mapped(unit: Unit, corrected: str) -> list[Edit]:
-    """The unit's edits on paragraph offsets, without those touching characters the model cannot read."""
+def _mapped(unit: Unit, corrected: str, protected: Sequence[tuple[int, int]]) -> list[Edit]:
+    """The unit's edits on paragraph offsets, without those touching characters the model cannot read
+    or the ``protected`` spans of the paragraph (special-token spellings)."""
     edits = map_edits(extract_edits(unit.normalized.text, corrected), unit.normalized, unit.start)
-    return [edit for edit in edits if editable(edit.original) and editable(edit.replacement)]
+    return [
+        edit
+        for edit in edits
+        if editable(edit.original) and editable(edit.replacement) and not _touches(edit, protected)
+    ]
 
 
-def unit_edits(unit: Unit, corrected: str, alternatives: Sequence[str] = ()) -> list[TypedEdit]:
-    """Edits of one unit on paragraph offsets; alternatives come from other hypotheses at the same span."""
-    edits = _mapped(unit, corrected)
+def _touches(edit: Edit, spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether ``edit`` changes or splits one of ``spans`` (an insertion at either end leaves it whole)."""
+    return any(
+        edit.start < end and edit.end > start if edit.start < edit.end else start < edit.start < end
+        for start, end in spans
+    )
+
+
+def unit_edits(
+    unit: Unit, corrected: str, alternatives: Sequence[str] = (), protected: Sequence[tuple[int, int]] = ()
+) -> list[TypedEdit]:
+    """Edits of one unit on paragraph offsets, none touching the ``protected`` spans of the paragraph;
+    alternatives come from other hypotheses at the same span."""
+    edits = _mapped(unit, corrected, protected)
     options: dict[tuple[int, int], list[str]] = {}
     for other in alternatives:
-        for alt in _mapped(unit, other):
+        for alt in _mapped(unit, other, protected):
             options.setdefault((alt.start, alt.end), []).append(alt.replacement)
     typed = []
     for edit in edits:
@@ -107,7 +123,8 @@ def assemble(
 ) -> tuple[str, list[TypedEdit]]:
     """The corrected paragraph and its edits, from each unit's corrected text."""
     edits: list[TypedEdit] = []
+    protected = protected_spans(paragraph)  # of the paragraph: a long sentence's pieces may cut one
     for i, (unit, text) in enumerate(zip(units, corrected, strict=True)):
-        edits.extend(unit_edits(unit, text, alternatives[i] if alternatives else ()))
+        edits.extend(unit_edits(unit, text, alternatives[i] if alternatives else (), protected))
     plain = [Edit(e.start, e.end, e.original, e.replacement) for e in edits]
     return apply_edits(paragraph, plain), edits

@@ -11,14 +11,22 @@ The model is trained on English learner text. Two cheap checks keep it away from
   combining mark, a zero-width or other invisible format character, a lone surrogate, or that
   would write U+FFFD (a byte-level decoder's broken UTF-8) is dropped, and that span comes back
   byte-identical.
+* also after decoding, ``protected_spans``: text spelling a special token of the model (``</s>``,
+  ``<s>``, ``<pad>``, ``<unk>``, ``<mask>``; ``<s>`` is also HTML's strike-through tag) is encoded as
+  text, never as a control token, but the model was not trained on it and rewrites it (``</s>`` as
+  ``_/s>``); an edit that touches such a spelling is dropped, so it comes back as it was written.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["editable", "is_latin_letter", "reads_as_english"]
+__all__ = ["SPECIAL_SPELLINGS", "editable", "is_latin_letter", "protected_spans", "reads_as_english"]
+
+SPECIAL_SPELLINGS = ("</s>", "<s>", "<pad>", "<unk>", "<mask>")
+_SPECIAL = re.compile("|".join(re.escape(spelling) for spelling in SPECIAL_SPELLINGS))
 
 # Precomposed Latin letters: Latin-1 Supplement, Latin Extended-A and -B, IPA, Latin Extended Additional.
 _LATIN_RANGES = ((0x00C0, 0x024F), (0x0250, 0x02AF), (0x1E00, 0x1EFF))
@@ -59,3 +67,8 @@ def _editable_char(char: str) -> bool:
 def editable(text: str) -> bool:
     """Every character is one an edit may remove or write (see the module docstring)."""
     return all(_editable_char(char) for char in text)
+
+
+def protected_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each special-token spelling in ``text`` (see the module docstring)."""
+    return [match.span() for match in _SPECIAL.finditer(text)]

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
+
 import pytest
 
+from tests.api.private_redis import PrivateRedis
 from tests.api.server import RunningServer, start_server
 
 
@@ -12,3 +16,15 @@ def server(tmp_path_factory) -> RunningServer:
     running = start_server(tmp_path_factory.mktemp("server"))
     yield running
     running.stop()
+
+
+@pytest.fixture
+def private_redis(tmp_path) -> Iterator[PrivateRedis]:
+    """A redis-server of the test's own, killed at the end (thawed first if frozen)."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    server = PrivateRedis(tmp_path)
+    server.start()
+    yield server
+    server.thaw()
+    server.kill()

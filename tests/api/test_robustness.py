@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 
 import grpc
 import httpx
@@ -14,8 +12,6 @@ import pytest
 
 from service.api.proto import gecserve_pb2 as pb
 from tests.api.clients import grpc_call, grpc_error, post, rebuild
-from tests.api.server import ROOT
-from tests.conftest import FIXTURE_MODEL
 
 # The model cannot read these: they must come back byte-identical with no edits, on every path.
 UNREADABLE = [
@@ -100,24 +96,6 @@ def test_lone_surrogates_pass_through(server, unit: str) -> None:
         assert rebuild(text, result["edits"], unit) == result["text"]
     generated = send("/v1/generate", {"text": texts[0]})
     assert generated.status_code == 200 and "\ud800" in generated.json()["sequences"][0]["text"]
-
-
-def test_special_token_text_is_text_on_every_path(server) -> None:
-    """Text spelling a special token is tokenized as text everywhere: the served paths (HTTP, gRPC) give
-    what ``gecserve correct`` gives, which encodes with the engine's codec."""
-    texts = ["Use </s> to end and <s> to strike.", "<pad> <unk> <mask> i saw a apple", "i saw </s> a apple"]
-    cli = subprocess.run(
-        [sys.executable, "-m", "service.cli", "correct", "--model", str(FIXTURE_MODEL), "--variant", "int8"],
-        input="\n".join(texts) + "\n",
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    ).stdout.splitlines()
-    served = post(server, "/v1/correct", {"texts": texts, "options": {"backend": "autoregressive"}}).json()
-    assert [r["text"] for r in served["results"]] == cli
-    reply, _ = grpc_call(server, "Correct", pb.CorrectRequest(texts=texts))
-    assert [r.text for r in reply.results] == cli
 
 
 def test_declared_body_over_the_limit_is_413_before_it_is_read(server) -> None:

@@ -8,17 +8,16 @@ import json
 import random
 import shutil
 import signal
-import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 import redis
 
-from loadtest.spawn import free_port, start_worker
+from loadtest.spawn import start_worker
 from tests.api.clients import metric, post, wait_for
+from tests.api.private_redis import PrivateRedis
 from tests.api.server import ROOT, RunningServer, start_server
 from tests.conftest import FIXTURE_MODEL, REDIS_URL
 
@@ -129,48 +128,6 @@ def test_no_request_is_lost_when_a_worker_is_killed_mid_run(server, tmp_path, re
         remote.stop()
         for running in workers:
             running.stop()
-
-
-class PrivateRedis:
-    """A redis-server of the test's own on a free port, to stop and start again."""
-
-    def __init__(self, folder: Path) -> None:
-        self.port = free_port()
-        self.folder = folder
-        self.process: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-        self.process = subprocess.Popen(command, cwd=self.folder, stdout=subprocess.DEVNULL)
-        client = redis.Redis.from_url(self.url)
-        wait_for(lambda: _pings(client))
-        client.close()
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.kill()
-        self.process.wait()
-
-
-def _pings(client: redis.Redis) -> bool:
-    try:
-        return bool(client.ping())
-    except redis.ConnectionError:
-        return False
-
-
-@pytest.fixture
-def private_redis(tmp_path) -> Iterator[PrivateRedis]:
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed")
-    server = PrivateRedis(tmp_path)
-    server.start()
-    yield server
-    server.kill()
 
 
 def test_a_redis_restart_fails_requests_fast_and_service_recovers(tmp_path, private_redis: PrivateRedis) -> None:

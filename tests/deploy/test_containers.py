@@ -140,3 +140,14 @@ def test_yamllint() -> None:
     command = [tool("yamllint"), "--strict", "-d", YAMLLINT_CONFIG, *map(str, YAML_FILES)]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_compose_restarts_what_must_survive_a_crash() -> None:
+    """A gateway, a worker or Redis that dies is started again by Docker (the jobs a dead worker held
+    are claimed by another: tests/api/test_scaleout.py), and only a stop by hand keeps it down."""
+    services = load(ROOT / "docker-compose.yml")["services"]
+    for name in ("gateway", "worker", "redis", "lb"):
+        assert services[name].get("restart") in {"always", "unless-stopped"}, name
+    for name in ("gateway", "worker"):
+        grace = services[name]["stop_grace_period"]
+        assert grace.endswith("s") and float(grace[:-1]) > 20, "SIGTERM must have time to drain (20 s by default)"

@@ -139,3 +139,17 @@ def test_the_experiment_configmap_is_the_experiment_file() -> None:
     (configmap,) = objects("overlays/cpu", "ConfigMap").values()
     shipped = (ROOT / "deploy" / "experiments" / "accelerated-vs-autoregressive.yaml").read_text(encoding="utf-8")
     assert configmap["data"]["experiment.yaml"] == shipped
+
+
+@pytest.mark.parametrize("kustomization", ["overlays/cpu", "overlays/gpu"])
+def test_crashed_or_hung_pods_are_restarted(kustomization: str) -> None:
+    """Deployments and StatefulSets restart a container that exits (restartPolicy Always, the only one
+    they allow) and one whose liveness probe fails; a worker's SIGTERM has time to finish its jobs."""
+    workloads = {**objects(kustomization, "Deployment"), **objects(kustomization, "StatefulSet")}
+    assert {"gateway", "worker", "redis"} <= workloads.keys()
+    for name, workload in workloads.items():
+        pod = workload["spec"]["template"]["spec"]
+        assert pod.get("restartPolicy", "Always") == "Always", name
+        assert all("livenessProbe" in container for container in pod["containers"]), name
+    for name in ("gateway", "worker"):
+        assert workloads[name]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 30, name

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from service.pipeline.units import assemble, plan_units
 from service.text.normalize import normalize
-from service.text.script import editable
+from service.text.script import editable, protected_spans
 
 
 def encode(text: str) -> list[int]:
@@ -84,10 +84,11 @@ def _rebuilt(paragraph: str, edits) -> str:
 
 
 @settings(max_examples=300, deadline=None)
-@given(SPACED_TEXT, st.data())
+@given(SPACED_TEXT.filter(lambda text: not protected_spans(text)), st.data())
 def test_assembled_text_equals_units_replaced(paragraph: str, data) -> None:
     """Each unit's text becomes the model's output for it (up to the blanks the model sees as spaces,
-    which stay as they were where unedited); a unit the model leaves alone keeps its source exactly."""
+    which stay as they were where unedited); a unit the model leaves alone keeps its source exactly.
+    (Special-token spellings, which no edit touches: test_any_unicode.py.)"""
     units = plan_units(paragraph, encode, 30)
     corrected_units = [
         data.draw(st.one_of(st.just(unit.normalized.text), EDITABLE_TEXT.filter(lambda t: len(t) <= 20)))
@@ -119,3 +120,22 @@ def test_characters_the_model_cannot_write_are_never_edited(paragraph: str, data
     assert "".join([*out, paragraph[last:]]) == corrected
     kept = [c for c in paragraph if not editable(c)]
     assert [c for c in corrected if not editable(c)] == kept
+
+
+def test_special_token_spellings_are_never_edited() -> None:
+    """The model rewrites ``</s>`` (to ``_/s>``, say): that edit is dropped, the others are kept, and
+    so is an insertion next to a spelling; one inside it is dropped."""
+    paragraph = "He go to school </s> every days. They is <pad> happy.\n<s>We go home."
+    units = plan_units(paragraph, encode, 100)
+    outputs = ["He went to school _/s> every day.", "They are <pad> very happy.", "The <s>We went home."]
+    corrected, edits = assemble(paragraph, units, outputs)
+    assert corrected == "He went to school </s> every day. They are <pad> very happy.\nThe <s>We went home."
+    assert [(e.original, e.replacement) for e in edits] == [
+        ("go", "went"),
+        ("days", "day"),
+        ("is", "are"),
+        ("", "very "),
+        ("", "The "),
+        ("go", "went"),
+    ]
+    assert assemble("a <s> b", plan_units("a <s> b", encode, 100), ["a <xs> b"])[1] == []

@@ -133,3 +133,42 @@ def mutated_pairs(draw: st.DrawFn) -> tuple[str, str]:
 
 
 pairs = st.one_of(st.tuples(texts, texts), mutated_pairs(), st.sampled_from(LEARNER_PAIRS))
+
+# Characters that break text handling, each class drawn far more often than uniform Unicode would:
+# lone surrogates (an editor's half-typed emoji, sent as JSON's \ud83d), combining marks, right-to-left
+# script and bidi controls, zero-width and invisible characters, NUL and other controls, emoji ZWJ
+# sequences (with skin tones, flags, keycaps), mixed line breaks, and special-token spellings.
+HOSTILE_CLASSES = {
+    "surrogate": st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
+    "combining": st.one_of(
+        st.characters(min_codepoint=0x0300, max_codepoint=0x036F),
+        st.sampled_from(["\u20d0", "\u20e3", "\u0489", "\u1ab0", "\ufe20", "e\u0301\u0302", "a\u0308\u0323"]),
+    ),
+    "rtl": st.one_of(
+        st.characters(min_codepoint=0x0590, max_codepoint=0x06FF),
+        st.sampled_from(["\u200e", "\u200f", "\u061c", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e"]),
+        st.sampled_from(["\u2066", "\u2067", "\u2068", "\u2069", "שלום", "مرحبا", "\u202eevil\u202c"]),
+    ),
+    "zero_width": st.sampled_from(["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u180e", "\u034f"]),
+    "control": st.one_of(st.sampled_from(["\x00", "\x7f", "\x85", "\x0b", "\x0c"]), st.characters(max_codepoint=0x1F)),
+    "emoji": st.sampled_from(
+        [
+            "\U0001f469\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466",
+            "\U0001f3f3\ufe0f\u200d\U0001f308",
+            "\U0001f468\U0001f3fd\u200d\U0001f4bb",
+            "\U0001f1ec\U0001f1e7",
+            "1\ufe0f\u20e3",
+            "\u2764\ufe0f",
+            "\U0001f600",
+            "\U0001f44d\U0001f3ff",
+            "\U0001f9d1\u200d\U0001f91d\u200d\U0001f9d1",
+        ]
+    ),
+    "line_break": st.sampled_from(["\r\n", "\n", "\r", "\r\r\n", "\n\r", "\u2028", "\u2029", "\r\n\r\n"]),
+    "special_token": st.sampled_from(["</s>", "<s>", "<pad>", "<unk>", "<mask>"]),
+    "words": st.sampled_from(["i", "saw", "a", "apple", "He", "go", "to", "school", "every", "days", "."]),
+    "blank": st.sampled_from([" ", "  ", "\t", "\u00a0", "\u3000", ". ", ", ", "? "]),
+    "any": st.characters(codec=None, categories=None),
+}
+hostile_pieces = st.one_of(*HOSTILE_CLASSES.values())
+hostile_texts = st.lists(hostile_pieces, max_size=30).map("".join)

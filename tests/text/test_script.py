@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.text.script import editable, reads_as_english
+from service.text.script import editable, protected_spans, reads_as_english
 
 
 @pytest.mark.parametrize(
@@ -45,3 +45,9 @@ def test_reads_as_english(text: str, expected: bool) -> None:
 )
 def test_editable(text: str, expected: bool) -> None:
     assert editable(text) is expected
+
+
+def test_protected_spans_are_the_special_token_spellings() -> None:
+    text = "a </s> b <s>x</s> <pad><unk><mask> <S> </ s> <masked"
+    assert [text[a:b] for a, b in protected_spans(text)] == ["</s>", "<s>", "</s>", "<pad>", "<unk>", "<mask>"]
+    assert protected_spans("no markup here") == []
