@@ -38,6 +38,11 @@ class Settings(BaseSettings):
     )
     preprocess_workers: int = Field(2, ge=1, description="parallel preprocessing workers")
     preprocess_mode: Literal["thread", "process"] = Field("thread", description="preprocessing pool kind")
+    spelling: bool = Field(
+        True,
+        description="spelling stage before the model (where the model ships a vocabulary); `options.spelling: false` "
+        "turns it off per request",
+    )
     max_batch_size: int = Field(32, ge=1, description="sentences per decoding batch")
     max_batch_tokens: int = Field(4096, ge=16, description="padded tokens per decoding batch")
     max_wait_ms: float = Field(2.0, ge=0, description="how long a batch may wait to fill")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
+
+from models.gec.vocabulary import ship_vocabulary
 
 FIXTURE_MODEL = Path(__file__).parent / "fixtures" / "tiny-gec"
 REDIS_URL = "redis://127.0.0.1:6379/0"  # .ci/run starts a server here when none answers
@@ -16,6 +20,31 @@ REDIS_URL = "redis://127.0.0.1:6379/0"  # .ci/run starts a server here when none
 @pytest.fixture(scope="session")
 def tiny_model_dir() -> Path:
     return FIXTURE_MODEL
+
+
+# A corpus for the spelling fixture: its words, each seen twice, are the vocabulary (with --min-count 2).
+SPELLING_CORPUS = "The cat likes the old car. Tom found an honest owl. I saw an apple. Gecserve fixes zorbling."
+
+
+def copy_with_vocabulary(model: Path, out: Path, corpus: str = SPELLING_CORPUS) -> Path:
+    """``model``'s int8 variant copied to ``out`` with a vocabulary built by the real builder from ``corpus``."""
+    out.mkdir(parents=True)
+    for name in ("manifest.json", "tokenizer.json", "encoder.int8.onnx", "decoder.int8.onnx"):
+        shutil.copy(model / name, out / name)
+    data = out.parent / f"{out.name}-data"
+    (data / "train").mkdir(parents=True)
+    (data / "mono").mkdir()
+    (data / "train" / "toy.train.detok.tgt").write_text(corpus + "\n", encoding="utf-8")
+    with gzip.open(data / "mono" / "en.toy.txt.gz", "wt", encoding="utf-8") as handle:
+        handle.write(corpus + "\n")
+    ship_vocabulary(out, data, min_count=2)
+    return out
+
+
+@pytest.fixture(scope="session")
+def spelling_model_dir(tmp_path_factory) -> Path:
+    """The tiny test model with a vocabulary, so that it has a spelling stage."""
+    return copy_with_vocabulary(FIXTURE_MODEL, tmp_path_factory.mktemp("spelling") / "tiny-gec")
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ agreement with PyTorch is reported.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import sys
@@ -29,7 +28,7 @@ from models.export.graphs import export_graphs
 from models.export.quantize import METHODS, method_for, quantize_int8
 from models.export.verify import check_logits, greedy_agreement
 from service.engine.engine import Engine
-from service.engine.manifest import ModelManifest
+from service.engine.manifest import ModelManifest, file_sha256
 
 SAMPLE_SENTENCES = [
     "She go to school every days.",
@@ -50,14 +49,6 @@ LOGITS_TOLERANCE = 1e-3
 
 class ExportError(RuntimeError):
     """The exported model does not match the checkpoint."""
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _tokenizer_file(checkpoint: Path, out: Path) -> Tokenizer:
@@ -207,7 +198,7 @@ def export(
                     (work / f"{part}.onnx").unlink()
         manifest.extra.update(extra or {})
         manifest.files_sha256 = {
-            p.name: _sha256(p) for p in sorted(work.iterdir()) if p.is_file() and p.name != "manifest.json"
+            p.name: file_sha256(p) for p in sorted(work.iterdir()) if p.is_file() and p.name != "manifest.json"
         }
         manifest.save(work)
         for path in work.iterdir():

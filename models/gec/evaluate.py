@@ -1,7 +1,10 @@
 """``gecserve eval``: GLEU and change statistics of a model on a dev set.
 
     gecserve eval --model models/gec-default --src jfleg.dev.src --refs jfleg.dev.ref0 ... --tokenized
-    gecserve eval --model models/gec-default --src fce.dev.detok.src --refs fce.dev.detok.tgt
+    gecserve eval --model models/gec-default --src fce.dev.detok.src --refs fce.dev.detok.tgt [--no-spelling]
+
+The sentences go through the served path's preprocessing (sentence split, normalisation, the
+spelling stage where the model ships a vocabulary, the model's codec) and aggressive decoding.
 
 GLEU is the JFLEG multi-reference definition (500 iterations of random reference choice,
 compared on tokens). With ``--tokenized`` the source and references are tokenised text (as
@@ -20,10 +23,11 @@ from typing import Any
 
 from models.gec.metrics import change_stats, corpus_gleu, detokenize, tokenize
 from service.bench.report import table
-from service.commands.correct import correct_texts
+from service.commands.correct import correct_texts, model_speller
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.sessions import SessionSettings
+from service.text.spelling import Speller
 
 
 def _lines(path: Path) -> list[str]:
@@ -37,10 +41,17 @@ def evaluate(
     tokenized: bool,
     decoding: str = "aggressive",
     batch_size: int = 32,
+    speller: Speller | None = None,
 ) -> dict[str, Any]:
-    """Correct ``sources`` and score them; ``references[k][i]`` is reference k of sentence i."""
+    """Correct ``sources`` (spelled first by ``speller`` if given) and score them; ``references[k][i]`` is
+    reference k of sentence i."""
     inputs = [detokenize(s) if tokenized else s for s in sources]
-    hypotheses = correct_texts(engine, inputs, decoding, batch_size, DecodeParams(), progress=True)
+    hypotheses = correct_texts(engine, inputs, decoding, batch_size, DecodeParams(), progress=True, speller=speller)
+    return score(sources, references, tokenized, hypotheses)
+
+
+def score(sources: list[str], references: list[list[str]], tokenized: bool, hypotheses: list[str]) -> dict[str, Any]:
+    """GLEU and change statistics of ``hypotheses`` (natural text) for ``sources`` (see the module docstring)."""
 
     def toks(text: str, already: bool) -> list[str]:
         return text.split() if already else tokenize(text)
@@ -78,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--variant", default=None)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--no-spelling", action="store_true", help="the model alone, without the spelling stage")
     parser.add_argument("--out", type=Path, default=None, help="write the corrected sentences here")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args(argv)
@@ -86,12 +98,13 @@ def main(argv: list[str] | None = None) -> int:
     references = [_lines(p) for p in args.refs]
     if any(len(r) != len(sources) for r in references):
         parser.error("every reference file must have as many lines as the source")
-    result = evaluate(engine, sources, references, args.tokenized, args.decoding, args.batch_size)
+    speller = None if args.no_spelling else model_speller(args.model)
+    result = evaluate(engine, sources, references, args.tokenized, args.decoding, args.batch_size, speller)
     hypotheses = result.pop("hypotheses")
     if args.out:
         args.out.write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
-    row = {"set": args.src.name, **{k: v for k, v in result.items()}}
-    print(table([row], ["set", "sentences", "gleu", "exact_match", "unchanged_kept", "changed"]))
+    row = {"set": args.src.name, "spelling": speller is not None, **{k: v for k, v in result.items()}}
+    print(table([row], ["set", "spelling", "sentences", "gleu", "exact_match", "unchanged_kept", "changed"]))
     if args.json:
         args.json.write_text(json.dumps(row, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -3,10 +3,11 @@
     python -m models.gec.package --run runs/gec-default --out models/gec-default --data ../shared/data
 
 Exports the trained checkpoint with the real exporter (int8 only: no fp32 copy is shipped; the
-``static`` method calibrated on learner sentences of the training sources, never dev),
-evaluates it on JFLEG dev and FCE dev, and records in ``manifest.json`` the architecture,
-tokenizer, training data with its licence terms, training configuration, hardware and
-duration, and the dev-set figures.
+``static`` method calibrated on learner sentences of the training sources, never dev), builds
+the spelling stage's vocabulary beside it (``models.gec.vocabulary``), evaluates it on JFLEG dev
+and FCE dev (the served path, with the spelling stage, and the model alone), and records in
+``manifest.json`` the architecture, tokenizer, training data with its licence terms, training
+configuration, hardware and duration, and the dev-set figures.
 
     python -m models.gec.package --checkpoint CHECKPOINT_DIR --out models/gec-default --data ../shared/data
 
@@ -30,10 +31,13 @@ from tokenizers.processors import TemplateProcessing
 
 from models.export.exporter import export
 from models.gec.tokenizer import EOS_ID
+from models.gec.vocabulary import ship_vocabulary
 from service.bench.report import machine
+from service.commands.correct import model_speller
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
 from service.engine.sessions import SessionSettings
+from service.text.spelling import Speller
 
 LICENCE_NOTE = (
     "NON-COMMERCIAL RESEARCH USE ONLY. The model is trained on learner corpora whose licences "
@@ -85,17 +89,25 @@ def _recipe(run: Path) -> dict[str, Any] | str:
 
 
 def _dev_figures(model_dir: Path, data: Path) -> dict[str, Any]:
+    """The served path's figures (with the spelling stage), and the model's alone under ``without_spelling``."""
     from models.gec.evaluate import evaluate
 
     engine = Engine(model_dir, settings=SessionSettings(intra_op_threads=2))
     dev = data / "dev"
     read = lambda p: p.read_text(encoding="utf-8").rstrip("\n").split("\n")  # noqa: E731
-    jfleg = evaluate(engine, read(dev / "jfleg.dev.src"), [read(dev / f"jfleg.dev.ref{i}") for i in range(4)], True)
-    fce = evaluate(engine, read(dev / "fce.dev.detok.src"), [read(dev / "fce.dev.detok.tgt")], False)
     keep = ("sentences", "gleu", "exact_match", "unchanged_kept", "needs_no_change", "changed")
+
+    def sets(speller: Speller | None) -> dict[str, Any]:
+        jfleg_refs = [read(dev / f"jfleg.dev.ref{i}") for i in range(4)]
+        jfleg = evaluate(engine, read(dev / "jfleg.dev.src"), jfleg_refs, True, speller=speller)
+        fce = evaluate(
+            engine, read(dev / "fce.dev.detok.src"), [read(dev / "fce.dev.detok.tgt")], False, speller=speller
+        )
+        return {"jfleg_dev": {k: jfleg[k] for k in keep}, "fce_dev": {k: fce[k] for k in keep}}
+
     return {
-        "jfleg_dev": {k: jfleg[k] for k in keep},
-        "fce_dev": {k: fce[k] for k in keep},
+        **sets(model_speller(model_dir)),
+        "without_spelling": sets(None),
         "decoding": "aggressive (identical to greedy)",
     }
 
@@ -155,6 +167,7 @@ def _ship(
         extra=record,
     )
     if data is not None:
+        manifest = ship_vocabulary(out, data)
         manifest.extra["quality"] = _dev_figures(out, data)
         manifest.save(out)
     return manifest

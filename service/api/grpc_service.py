@@ -83,6 +83,8 @@ def _correct_fields(request: pb.CorrectRequest) -> dict[str, Any]:
         "options": {"backend": request.options.backend or None, "alternatives": request.options.alternatives},
         "client": {"user_id": request.client.user_id or None, "session_id": request.client.session_id or None},
     }
+    if request.options.HasField("spelling"):
+        fields["options"]["spelling"] = request.options.spelling
     if request.offset_unit:
         fields["offset_unit"] = request.offset_unit
     if request.HasField("text"):
@@ -160,6 +162,7 @@ class CorrectorService:
                     offset_unit=body.offset_unit,
                     arm=arm or header_arm,
                     alternatives=body.options.alternatives,
+                    spelling=body.options.spelling,
                     user_id=body.client.user_id,
                     session_id=body.client.session_id,
                 ),

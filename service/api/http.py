@@ -167,6 +167,7 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
             offset_unit=body.offset_unit,
             arm=arm or x_gecserve_arm,
             alternatives=body.options.alternatives,
+            spelling=body.options.spelling,
             user_id=body.client.user_id,
             session_id=body.client.session_id,
         )

@@ -117,6 +117,7 @@ def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
             single=True,
             arm=arm,
             alternatives=params.alternatives,
+            spelling=params.rules.selected(RULES["spelling"]),  # disabledCategories=TYPOS: no spelling stage
             user_id=params.user_id,
             session_id=params.session_id,
         )

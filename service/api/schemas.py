@@ -17,7 +17,7 @@ from service.engine.decoding.sampling import MAX_TEMPERATURE, MIN_TEMPERATURE
 CORRECT_EXAMPLE = {
     "text": "She go to school every days. Their going home.",
     "offset_unit": "codepoint",
-    "options": {"backend": None, "alternatives": 0},
+    "options": {"backend": None, "alternatives": 0, "spelling": True},
     "client": {"user_id": "u-123", "session_id": "s-456"},
 }
 
@@ -32,6 +32,11 @@ class Options(BaseModel):
         " with the X-Gecserve-Arm header. Unknown names get 400.",
     )
     alternatives: int = Field(0, ge=0, le=5, description="alternatives per edit from beam-search n-best")
+    spelling: bool = Field(
+        True,
+        description="the spelling stage before the model (edits of type `spelling`); false turns it off for this"
+        " request. It runs only where the model ships a vocabulary and GECSERVE_SPELLING is on.",
+    )
 
 
 class Client(BaseModel):

@@ -1,8 +1,10 @@
 """``gecserve correct``: natural text in on stdin, corrected text out, one paragraph per line.
 
-    gecserve correct --model models/gec-default [--decoding aggressive|greedy|beam] [--batch-size N] < in > out
+    gecserve correct --model models/gec-default [--decoding aggressive|greedy|beam] [--batch-size N]
+                     [--no-spelling] < in > out
 
-Paragraphs are split into sentences exactly as the service does; lines keep their order.
+Paragraphs are split into sentences, spelled (where the model ships a vocabulary) and tokenized
+exactly as the service does; lines keep their order.
 """
 
 from __future__ import annotations
@@ -17,8 +19,16 @@ from tqdm import tqdm
 from service.config import DEFAULT_MODEL
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
+from service.engine.manifest import ModelManifest
 from service.engine.sessions import SessionSettings
 from service.pipeline.units import Unit, assemble, plan_units
+from service.text.spelling import Speller
+
+
+def model_speller(model_dir: Path) -> Speller | None:
+    """The spelling stage of a model folder, as the service loads it; None where it ships no vocabulary."""
+    manifest = ModelManifest.load(model_dir)
+    return Speller.load(model_dir / manifest.vocabulary) if manifest.vocabulary else None
 
 
 def correct_texts(
@@ -28,9 +38,12 @@ def correct_texts(
     batch_size: int = 32,
     params: DecodeParams | None = None,
     progress: bool = False,
+    speller: Speller | None = None,
 ) -> list[str]:
-    """Correct paragraphs; units of similar length are decoded together in batches."""
-    plans: list[list[Unit]] = [plan_units(t, engine.codec.encode, engine.max_source_tokens) for t in texts]
+    """Correct paragraphs (spelled first by ``speller`` if given); units of similar length are decoded together in
+    batches."""
+    spell = speller.corrections if speller is not None else None
+    plans: list[list[Unit]] = [plan_units(t, engine.codec.encode, engine.max_source_tokens, spell) for t in texts]
     flat = [(p, u) for p, units in enumerate(plans) for u in range(len(units))]
     order = sorted(range(len(flat)), key=lambda i: len(plans[flat[i][0]][flat[i][1]].tokens))
     outputs: dict[int, str] = {}
@@ -60,12 +73,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--variant", default=None)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--no-spelling", action="store_true", help="without the spelling stage")
     args = parser.parse_args(argv)
+    speller = None if args.no_spelling else model_speller(args.model)
     engine = Engine(args.model, variant=args.variant, settings=SessionSettings(intra_op_threads=args.threads))
     lines = sys.stdin.read().split("\n")
     trailing = lines and lines[-1] == ""
     if trailing:
         lines = lines[:-1]
-    corrected = correct_texts(engine, lines, args.decoding, args.batch_size, progress=sys.stderr.isatty())
+    corrected = correct_texts(
+        engine, lines, args.decoding, args.batch_size, progress=sys.stderr.isatty(), speller=speller
+    )
     sys.stdout.write("\n".join(corrected) + ("\n" if trailing else ""))
     return 0

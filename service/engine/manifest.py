@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ class ModelManifest:
     variants: dict[str, dict[str, str]]
     default_variant: str = "fp32"
     tokenizer: str = "tokenizer.json"
+    vocabulary: str | None = None  # the spelling stage's known words (``models.gec.vocabulary``); None: no stage
     files_sha256: dict[str, str] = field(default_factory=dict)
     verification: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -71,3 +73,9 @@ class ModelManifest:
     def save(self, model_dir: Path) -> None:
         path = Path(model_dir) / "manifest.json"
         path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file, as ``files_sha256`` records it."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()

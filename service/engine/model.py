@@ -59,9 +59,7 @@ class Seq2SeqModel:
         files = self.manifest.variants[self.variant]
         self.encoder = create_session(self.model_dir / files["encoder"], self.settings)
         self.decoder = create_session(self.model_dir / files["decoder"], self.settings)
-        m = self.manifest
-        special = {m.pad_token_id, m.eos_token_id, *m.decoder_prefix_ids, *m.source_prefix_ids, *m.source_suffix_ids}
-        self.codec = TextCodec(self.model_dir / m.tokenizer, special)
+        self.codec, _ = TextCodec.for_model(self.model_dir, self.manifest)
         self.cache_kind = cache
         # Resolved once: asking ORT for its providers on every batch would be wasted work.
         self.io_device: str | None = self.settings.device if self.settings.binds_io else None

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from service.engine.manifest import ModelManifest
+
 
 class TextCodec:
     """Encodes content ids (no special tokens) and decodes ids back to text losslessly."""
@@ -16,6 +18,13 @@ class TextCodec:
         # it must not become a control token that the model reads and the decoder drops.
         self.tokenizer.encode_special_tokens = True
         self.special_ids = special_ids
+
+    @classmethod
+    def for_model(cls, model_dir: Path, manifest: ModelManifest | None = None) -> tuple[TextCodec, ModelManifest]:
+        """The model's codec, the one the engine, the preprocessing and the commands all use, and its manifest."""
+        m = manifest or ModelManifest.load(model_dir)
+        special = {m.pad_token_id, m.eos_token_id, *m.decoder_prefix_ids, *m.source_prefix_ids, *m.source_suffix_ids}
+        return cls(Path(model_dir) / m.tokenizer, special), m
 
     def encode(self, text: str) -> list[int]:
         return self.tokenizer.encode(text, add_special_tokens=False).ids

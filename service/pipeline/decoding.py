@@ -3,8 +3,8 @@ arm's queue, and the batching errors as request errors.
 
 Units the model cannot read are their own output and cost nothing. Identical sentences within a
 request are decoded once. Cache keys hold the model, its version and variant, the arm's decoding
-(strategy and parameters) and the normalised sentence, so a new model version or another
-decoding never reads an old entry.
+(strategy and parameters) and the sentence the model reads (normalised and spelled), so a new
+model version or another decoding never reads an old entry.
 """
 
 from __future__ import annotations
@@ -67,10 +67,10 @@ class UnitDecoder:
         self, arm: Arm, units: Sequence[Unit], priority: Priority, deadline: float, timings: Timings
     ) -> list[list[str]]:
         """Each unit's outputs, best first (one unless the arm returns an n-best list)."""
-        outputs: list[list[str] | None] = [None if unit.decoded_by_model else [unit.normalized.text] for unit in units]
+        outputs: list[list[str] | None] = [None if unit.decoded_by_model else [unit.text] for unit in units]
         todo = [i for i, out in enumerate(outputs) if out is None]
         started = time.monotonic()
-        keys = {i: self.cache_key(arm, units[i].normalized.text) for i in todo}
+        keys = {i: self.cache_key(arm, units[i].text) for i in todo}
         cached = await self.cache.get_many([keys[i] for i in todo])
         timings_cache = time.monotonic() - started
         misses = []
@@ -80,7 +80,7 @@ class UnitDecoder:
             else:
                 outputs[i] = json.loads(value)
         first_of: dict[str, int] = {}
-        unique = [i for i in misses if first_of.setdefault(units[i].normalized.text, i) == i]
+        unique = [i for i in misses if first_of.setdefault(units[i].text, i) == i]
         jobs = [Job(tokens=units[i].tokens, arm=arm.queue, priority=priority, deadline=deadline) for i in unique]
         outcomes = await self.submit_to(self.queues.get(arm), arm.name, jobs) if jobs else []
         stored = []
@@ -94,7 +94,7 @@ class UnitDecoder:
             timings.inference = max(timings.inference, outcome.finished - outcome.started)
         for i in misses:
             if outputs[i] is None:
-                outputs[i] = outputs[first_of[units[i].normalized.text]]
+                outputs[i] = outputs[first_of[units[i].text]]
         if stored:
             await self.cache.set_many(stored)
         timings.cache = timings_cache

@@ -5,9 +5,10 @@ request's deadline and records it once, here: Prometheus (by API, route, experim
 outcome), the live numbers of ``/v1/stats``, and the experiment's own numbers.
 
 A correction: validate -> route to an arm (``service.experiments``) -> preprocess (parallel
-workers: split, normalise, tokenize) -> sentence cache -> the arm's auto-batching queue -> edits
-with offsets. When the experiment samples the request for a shadow comparison, its sentences
-also go through the shadow arm after the answer is ready, at the lowest priority.
+workers: split, normalise, spell unless the request turns it off, tokenize) -> sentence cache ->
+the arm's auto-batching queue -> edits with offsets. When the experiment samples the request for
+a shadow comparison, its sentences also go through the shadow arm after the answer is ready, at
+the lowest priority.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
 from service.engine.sessions import SessionSettings
-from service.engine.tokenization import TextCodec
 from service.experiments.arms import BACKENDS, Arm, UnknownArmError
 from service.experiments.definition import load_experiment
 from service.experiments.manager import ExperimentManager, Route
@@ -108,13 +108,10 @@ class Pipeline:
         self.stats = RollingStats()
         self.cache = self._cache()
         self.manifest = ModelManifest.load(settings.model_path)
-        self.codec = TextCodec(settings.model_path / self.manifest.tokenizer, set())
         self.preprocessor = Preprocessor(
-            settings.model_path / self.manifest.tokenizer,
-            self.manifest.max_source_content,
-            settings.preprocess_mode,
-            settings.preprocess_workers,
+            settings.model_path, settings.preprocess_mode, settings.preprocess_workers, settings.spelling
         )
+        self.codec = self.preprocessor.codec
         store = RedisStore(settings.redis_url, settings.redis_prefix) if settings.redis_url else LocalStore()
         self.replica = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self.experiments = ExperimentManager(settings.default_backend, store, self.replica)
@@ -148,13 +145,14 @@ class Pipeline:
         queue up; then ``ready`` turns True."""
         s = self.settings
         if s.queue_url:
+            await self.preprocessor.start()
             self.variant = s.model_variant or self.manifest.default_variant
             keys = StreamKeys.for_model(s.redis_prefix, self.manifest.name, self.manifest.version, self.variant)
             self.queues = StreamQueues(
                 s.queue_url, keys, self.replica, s.max_queue, s.admit_within, s.worker_timeout_s, self.metrics
             )
         else:
-            engines = await asyncio.to_thread(self._engines)
+            engines, _ = await asyncio.gather(asyncio.to_thread(self._engines), self.preprocessor.start())
             self.variant = engines[0].model.variant
             policy = BatchPolicy(
                 max_batch_size=s.max_batch_size,
@@ -316,7 +314,7 @@ class Pipeline:
         routed = self._route(request, record)
         timings = record.timings
         started = time.monotonic()
-        plans = await self.preprocessor.plan(request.texts)
+        plans = await self.preprocessor.plan(request.texts, request.spelling)
         timings.preprocess = time.monotonic() - started
         flat = [unit for units in plans for unit in units]
         decoded = await self.decoder.decode(routed.arm, flat, self._priority(request.texts), deadline, timings)

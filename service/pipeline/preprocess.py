@@ -1,67 +1,105 @@
-"""Parallel CPU preprocessing: paragraphs -> units (sentence split, normalise, tokenize).
+"""Parallel CPU preprocessing: paragraphs -> units (sentence split, normalise, spell, tokenize).
 
 ``mode="thread"`` runs plans on a thread pool (the tokenizer and Bling Fire are native code);
-``mode="process"`` on a process pool whose workers each load the tokenizer once. Which is
-faster here is measured by ``gecserve bench preprocess``; the default follows that figure.
-Tokens come from the engine's ``TextCodec``, the one tokenizer of serving, ``gecserve correct``
-and ``gecserve eval``: text that spells a special token (``</s>``, ``<pad>``) stays text.
+``mode="process"`` on a process pool whose workers each load the codec and the speller once.
+Which is faster here is measured by ``gecserve bench preprocess``; the default follows that
+figure. Tokens come from the model's ``TextCodec`` (``TextCodec.for_model``, the engine's own),
+the one tokenizer of serving, ``gecserve correct`` and ``gecserve eval``: text that spells a
+special token (``</s>``, ``<pad>``) stays text.
+
+The spelling stage (``service.text.spelling``) needs the model's vocabulary: a model whose
+manifest names none is served without it (logged once), and ``spelling=False`` turns it off.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from service.engine.tokenization import TextCodec
 from service.pipeline.units import Unit, plan_units
+from service.text.spelling import Speller
 
-_PROCESS_CODEC: TextCodec | None = None
-_PROCESS_MAX_TOKENS = 0
-
-
-def _init_process(tokenizer_path: str, max_tokens: int) -> None:
-    global _PROCESS_CODEC, _PROCESS_MAX_TOKENS
-    _PROCESS_CODEC = TextCodec(Path(tokenizer_path), set())
-    _PROCESS_MAX_TOKENS = max_tokens
+log = logging.getLogger(__name__)
 
 
-def _plan_in_process(texts: Sequence[str]) -> list[list[Unit]]:
-    assert _PROCESS_CODEC is not None
-    return [plan_units(text, _PROCESS_CODEC.encode, _PROCESS_MAX_TOKENS) for text in texts]
+@dataclass(frozen=True)
+class _Planner:
+    """What a plan needs: the codec, the longest unit, the speller if there is one."""
+
+    codec: TextCodec
+    max_tokens: int
+    speller: Speller | None
+
+    def plan(self, texts: Sequence[str], spelling: bool) -> list[list[Unit]]:
+        spell = self.speller.corrections if spelling and self.speller is not None else None
+        return [plan_units(text, self.codec.encode, self.max_tokens, spell) for text in texts]
+
+
+_PROCESS_PLANNER: _Planner | None = None
+
+
+def _init_process(model_dir: str, vocabulary: str | None) -> None:
+    global _PROCESS_PLANNER
+    codec, manifest = TextCodec.for_model(Path(model_dir))
+    speller = Speller.load(Path(vocabulary)) if vocabulary else None
+    _PROCESS_PLANNER = _Planner(codec, manifest.max_source_content, speller)
+
+
+def _plan_in_process(texts: Sequence[str], spelling: bool) -> list[list[Unit]]:
+    assert _PROCESS_PLANNER is not None
+    return _PROCESS_PLANNER.plan(texts, spelling)
 
 
 class Preprocessor:
-    """Plans the units of paragraphs on a pool of ``workers`` threads or processes."""
+    """Plans the units of paragraphs on a pool of ``workers`` threads or processes; ``start`` loads the speller."""
 
-    def __init__(self, tokenizer_path: Path, max_tokens: int, mode: str = "thread", workers: int = 2) -> None:
-        self.max_tokens = max_tokens
+    def __init__(self, model_dir: Path, mode: str = "thread", workers: int = 2, spelling: bool = True) -> None:
+        if mode not in ("thread", "process"):
+            raise ValueError(f"preprocess mode must be 'thread' or 'process', not {mode!r}")
         self.mode = mode
-        self.codec = TextCodec(tokenizer_path, set())
+        self.workers = workers
+        self.codec, manifest = TextCodec.for_model(model_dir)
+        self.max_tokens = manifest.max_source_content
+        self.vocabulary = model_dir / manifest.vocabulary if spelling and manifest.vocabulary else None
+        if spelling and self.vocabulary is None:
+            log.warning("the model ships no vocabulary: no spelling stage", extra={"model": manifest.name})
+        self.speller: Speller | None = None
         self.executor: Executor
         if mode == "process":
-            self.executor = ProcessPoolExecutor(
-                workers, initializer=_init_process, initargs=(str(tokenizer_path), max_tokens)
-            )
-        elif mode == "thread":
-            self.executor = ThreadPoolExecutor(workers, thread_name_prefix="preprocess")
+            initargs = (str(model_dir), str(self.vocabulary) if self.vocabulary else None)
+            self.executor = ProcessPoolExecutor(workers, initializer=_init_process, initargs=initargs)
         else:
-            raise ValueError(f"preprocess mode must be 'thread' or 'process', not {mode!r}")
+            self.executor = ThreadPoolExecutor(workers, thread_name_prefix="preprocess")
+
+    @property
+    def spells(self) -> bool:
+        """Whether the spelling stage is available (the model ships a vocabulary and spelling is on)."""
+        return self.vocabulary is not None
+
+    async def start(self) -> None:
+        """Load the speller (threads), or start every worker process, which loads its own."""
+        if self.mode == "thread":
+            if self.vocabulary is not None and self.speller is None:
+                self.speller = await asyncio.to_thread(Speller.load, self.vocabulary)
+        else:
+            await self.plan([""] * self.workers)
 
     def encode(self, text: str) -> list[int]:
         return self.codec.encode(text)
 
-    def plan_sync(self, texts: Sequence[str]) -> list[list[Unit]]:
-        return [plan_units(text, self.codec.encode, self.max_tokens) for text in texts]
+    def plan_sync(self, texts: Sequence[str], spelling: bool = True) -> list[list[Unit]]:
+        return _Planner(self.codec, self.max_tokens, self.speller).plan(texts, spelling)
 
-    async def plan(self, texts: Sequence[str]) -> list[list[Unit]]:
-        """Units of each paragraph; paragraphs are planned in parallel."""
+    async def plan(self, texts: Sequence[str], spelling: bool = True) -> list[list[Unit]]:
+        """Units of each paragraph, spelled unless ``spelling`` is False; paragraphs are planned in parallel."""
         loop = asyncio.get_running_loop()
-        if self.mode == "process":
-            parts = await asyncio.gather(*(loop.run_in_executor(self.executor, _plan_in_process, [t]) for t in texts))
-        else:
-            parts = await asyncio.gather(*(loop.run_in_executor(self.executor, self.plan_sync, [t]) for t in texts))
+        work = _plan_in_process if self.mode == "process" else self.plan_sync
+        parts = await asyncio.gather(*(loop.run_in_executor(self.executor, work, [t], spelling) for t in texts))
         return [part[0] for part in parts]
 
     def close(self) -> None:

@@ -14,6 +14,7 @@ class CorrectRequest:
     offset_unit: str = "codepoint"  # or "utf16"
     arm: str | None = None  # an override: options.backend, the X-Gecserve-Arm header or gRPC metadata
     alternatives: int = 0
+    spelling: bool = True  # the spelling stage (where the model ships a vocabulary)
     user_id: str | None = None
     session_id: str | None = None
 

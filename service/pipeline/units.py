@@ -1,17 +1,21 @@
 """Paragraphs to model units and back.
 
 A unit is one sentence (or one piece of a sentence longer than the model's maximum) as the
-model sees it: normalised text, its token ids, and where it sits in the original paragraph. A
-unit the model cannot read (``service.text.script``) is not decoded: its text is its output.
-``assemble`` turns the model's corrected unit texts into typed edits on the original
-paragraph and the corrected paragraph, keeping only edits of characters the model reads.
+model sees it: normalised text, the spelling stage's word replacements on it, the text the
+model reads (both together), its token ids, and where it sits in the original paragraph. A
+unit the model cannot read (``service.text.script``) is not decoded (nor spelled): its text is
+its output. ``assemble`` turns the model's corrected unit texts into typed edits on the
+original paragraph and the corrected paragraph, keeping only edits of characters the model
+reads: the diff of the normalised text and the model's output is the only source of edits, so
+a spelling replacement is an edit only where the model's output keeps it, and is typed
+``spelling`` when it comes out as the stage made it.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from service.text.classify import classify
 from service.text.edits import Edit, apply_edits, extract_edits, map_edits
@@ -27,7 +31,9 @@ class Unit:
     sentence: int  # sentence index in the paragraph (pieces of one long sentence share it)
     start: int  # code-point offset of the unit in the paragraph
     normalized: Normalized
-    tokens: list[int]
+    spelling: tuple[Edit, ...]  # the spelling stage's replacements, on ``normalized.text`` offsets
+    text: str  # what the model reads: ``normalized.text`` with ``spelling`` applied
+    tokens: list[int]  # of ``text``
 
     @property
     def decoded_by_model(self) -> bool:
@@ -49,19 +55,33 @@ class TypedEdit:
     alternatives: list[str] = field(default_factory=list)
 
 
-def plan_units(paragraph: str, encode: Callable[[str], list[int]], max_tokens: int) -> list[Unit]:
-    """Split a paragraph into sentences, normalise and tokenize each, split any over ``max_tokens``."""
+Spell = Callable[[str], list[Edit]]
+"""The spelling stage: word replacements on a normalised text (``service.text.spelling.Speller.corrections``)."""
+
+
+def plan_units(
+    paragraph: str, encode: Callable[[str], list[int]], max_tokens: int, spell: Spell | None = None
+) -> list[Unit]:
+    """Split a paragraph into sentences, normalise, spell (when ``spell`` is given) and tokenize each, and split
+    any over ``max_tokens``."""
     units: list[Unit] = []
     for index, sentence in enumerate(split_sentences(paragraph)):
-        normalized = normalize(sentence.text)
-        tokens = encode(normalized.text)
-        if len(tokens) <= max_tokens:
-            units.append(Unit(index, sentence.start, normalized, tokens))
+        unit = _unit(index, sentence.start, normalize(sentence.text), encode, spell)
+        if len(unit.tokens) <= max_tokens:
+            units.append(unit)
             continue
         for piece in split_long(sentence, lambda text: len(encode(normalize(text).text)), max_tokens):
-            piece_normalized = normalize(piece.text)
-            units.append(Unit(index, piece.start, piece_normalized, encode(piece_normalized.text)[:max_tokens]))
+            piece_unit = _unit(index, piece.start, normalize(piece.text), encode, spell)
+            units.append(replace(piece_unit, tokens=piece_unit.tokens[:max_tokens]))
     return units
+
+
+def _unit(
+    index: int, start: int, normalized: Normalized, encode: Callable[[str], list[int]], spell: Spell | None
+) -> Unit:
+    spelling = spell(normalized.text) if spell is not None and reads_as_english(normalized.text) else []
+    text = apply_edits(normalized.text, spelling)
+    return Unit(index, start, normalized, tuple(spelling), text, encode(text))
 
 
 def _edit_id(unit: Unit, edit: Edit) -> str:
@@ -70,13 +90,16 @@ def _edit_id(unit: Unit, edit: Edit) -> str:
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
 
 
-def _mapped(unit: Unit, corrected: str, protected: Sequence[tuple[int, int]]) -> list[Edit]:
-    """The unit's edits on paragraph offsets, without those touching characters the model cannot read
-    or the ``protected`` spans of the paragraph (special-token spellings)."""
-    edits = map_edits(extract_edits(unit.normalized.text, corrected), unit.normalized, unit.start)
+def _mapped(unit: Unit, corrected: str, protected: Sequence[tuple[int, int]]) -> list[tuple[Edit, bool]]:
+    """The unit's edits on paragraph offsets, each with whether it is one the spelling stage made, without
+    those touching characters the model cannot read or the ``protected`` spans of the paragraph
+    (special-token spellings)."""
+    edits = extract_edits(unit.normalized.text, corrected)
+    spelled = [edit in unit.spelling for edit in edits]
+    mapped = map_edits(edits, unit.normalized, unit.start)
     return [
-        edit
-        for edit in edits
+        (edit, spell)
+        for edit, spell in zip(mapped, spelled, strict=True)
         if editable(edit.original) and editable(edit.replacement) and not _touches(edit, protected)
     ]
 
@@ -97,10 +120,10 @@ def unit_edits(
     edits = _mapped(unit, corrected, protected)
     options: dict[tuple[int, int], list[str]] = {}
     for other in alternatives:
-        for alt in _mapped(unit, other, protected):
+        for alt, _ in _mapped(unit, other, protected):
             options.setdefault((alt.start, alt.end), []).append(alt.replacement)
     typed = []
-    for edit in edits:
+    for edit, spelled in edits:
         seen = {edit.replacement}
         alts = [r for r in options.get((edit.start, edit.end), []) if not (r in seen or seen.add(r))]
         typed.append(
@@ -111,7 +134,7 @@ def unit_edits(
                 edit.original,
                 edit.replacement,
                 unit.sentence,
-                classify(edit),
+                classify(edit, spelled),
                 alts,
             )
         )

@@ -2,6 +2,8 @@
 
 Rules, tried in this order (words are compared case-insensitively, ’ counts as '):
 
+``spelling``        first, an edit the spelling stage made (``service.text.spelling``), as it made it.
+
 ``whitespace``      only whitespace differs ("  " -> " ", "every day" -> "everyday", " ," -> ", "), or nothing visible
                     at all (the same text in another Unicode normal form).
 ``capitalisation``  only letter case differs, whitespace aside ("i" -> "I").
@@ -120,8 +122,11 @@ _Y_SUFFIXES = ("ies", "ied", "ier", "iest", "ily")
 _IRREGULAR_LEMMA = {form: line.split()[0] for line in _IRREGULAR.strip().splitlines() for form in line.split()}
 
 
-def classify(edit: Edit) -> str:
-    """The category of ``edit`` (one of ``CATEGORIES``; rules in the module docstring)."""
+def classify(edit: Edit, spelled: bool = False) -> str:
+    """The category of ``edit`` (one of ``CATEGORIES``; rules in the module docstring); ``spelled``: the spelling
+    stage made it."""
+    if spelled:
+        return "spelling"
     old, new = _visible(edit.original), _visible(edit.replacement)
     if old == new:
         return "whitespace"

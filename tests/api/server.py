@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 __all__ = ["ROOT", "RunningServer", "free_port", "start_server"]
 
 
-def start_server(tmp: Path, **settings: object) -> RunningServer:
-    """A server for ``FIXTURE_MODEL`` (int8) with ``GECSERVE_<NAME>`` overrides from ``settings``."""
-    return _start(FIXTURE_MODEL, tmp, cwd=ROOT, model_variant="int8", **settings)
+def start_server(tmp: Path, model: Path = FIXTURE_MODEL, **settings: object) -> RunningServer:
+    """A server for ``model`` (int8; the tiny test model unless given) with ``GECSERVE_<NAME>`` overrides from
+    ``settings``."""
+    return _start(model, tmp, cwd=ROOT, model_variant="int8", **settings)

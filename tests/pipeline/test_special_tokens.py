@@ -8,6 +8,7 @@ the bundled model's, and one with ``<mask>`` added (BART's fifth special token, 
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
 import pytest
@@ -30,16 +31,22 @@ TEXTS = [
 
 
 @pytest.fixture(params=["fixture", "bundled", "with-mask"])
-def tokenizer_path(request, tmp_path) -> Path:
+def model_dir(request, tmp_path) -> Path:
+    """A model folder (its manifest and tokenizer are what the preprocessing and the codec read)."""
     if request.param == "fixture":
-        return FIXTURE_MODEL / "tokenizer.json"
+        return FIXTURE_MODEL
     if request.param == "bundled":
-        return ROOT / "models" / "gec-default" / "tokenizer.json"
+        return ROOT / "models" / "gec-default"
     tokenizer = Tokenizer.from_file(str(FIXTURE_MODEL / "tokenizer.json"))
     tokenizer.add_special_tokens(["<mask>"])
-    path = tmp_path / "tokenizer.json"
-    tokenizer.save(str(path))
-    return path
+    tokenizer.save(str(tmp_path / "tokenizer.json"))
+    shutil.copy(FIXTURE_MODEL / "manifest.json", tmp_path / "manifest.json")
+    return tmp_path
+
+
+@pytest.fixture()
+def tokenizer_path(model_dir: Path) -> Path:
+    return model_dir / "tokenizer.json"
 
 
 def special_ids(path: Path) -> dict[str, int]:
@@ -59,9 +66,9 @@ def test_the_tokenizers_have_the_special_tokens(tokenizer_path: Path) -> None:
 
 
 @pytest.mark.parametrize("mode", ["thread", "process"])
-def test_served_preprocessing_encodes_no_special_id(tokenizer_path: Path, mode: str) -> None:
+def test_served_preprocessing_encodes_no_special_id(model_dir: Path, tokenizer_path: Path, mode: str) -> None:
     controls = set(special_ids(tokenizer_path).values())
-    pre = Preprocessor(tokenizer_path, max_tokens=64, mode=mode, workers=1)
+    pre = Preprocessor(model_dir, mode=mode, workers=1, spelling=False)
     try:
         plans = asyncio.run(pre.plan(TEXTS))
     finally:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.pipeline.units import assemble, plan_units
+from service.text.classify import classify
+from service.text.edits import Edit
 from service.text.normalize import normalize
 from service.text.script import editable, protected_spans
 
@@ -139,3 +143,34 @@ def test_special_token_spellings_are_never_edited() -> None:
         ("go", "went"),
     ]
     assert assemble("a <s> b", plan_units("a <s> b", encode, 100), ["a <xs> b"])[1] == []
+
+
+def _spell(text: str) -> list[Edit]:
+    """A stand-in spelling stage with the real contract: whole-word replacements on the text's offsets."""
+    return [
+        Edit(m.start(), m.end(), m.group(), "studies" if m.group() == "studys" else "the")
+        for m in re.finditer(r"\bteh\b|\bstudys\b", text)
+    ]
+
+
+def test_spelling_replacements_are_typed_spelling_where_the_model_keeps_them() -> None:
+    """The model reads the spelled text; the edits are the diff of the original and the model's output, so a
+    replacement it keeps is an edit of type spelling on the original offsets (past an NBSP and a zero-width space),
+    and one it undoes is no edit."""
+    paragraph = "I saw\u00a0\u200bteh cat. He studys teh maths."
+    units = plan_units(paragraph, encode, 30, _spell)
+    assert [u.text for u in units] == ["I saw the cat.", "He studies the maths."]
+    assert all(u.tokens == encode(u.text) for u in units)
+    outputs = [units[0].text, "He studies teh maths."]  # the model undoes the second "the"
+    corrected, edits = assemble(paragraph, units, outputs)
+    assert corrected == "I saw\u00a0\u200bthe cat. He studies teh maths."
+    assert [(e.original, e.replacement, e.type, paragraph[e.start : e.end]) for e in edits] == [
+        ("teh", "the", "spelling", "teh"),
+        ("studys", "studies", "spelling", "studys"),  # classify alone would call this grammar
+    ]
+    assert classify(Edit(0, 6, "studys", "studies")) == "grammar"
+
+
+def test_text_the_model_cannot_read_is_not_spelled() -> None:
+    units = plan_units("Привет teh мир.", encode, 30, _spell)
+    assert units[0].text == units[0].normalized.text and not units[0].spelling

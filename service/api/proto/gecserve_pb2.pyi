@@ -7,12 +7,14 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class CorrectOptions(_message.Message):
-    __slots__ = ("backend", "alternatives")
+    __slots__ = ("backend", "alternatives", "spelling")
     BACKEND_FIELD_NUMBER: _ClassVar[int]
     ALTERNATIVES_FIELD_NUMBER: _ClassVar[int]
+    SPELLING_FIELD_NUMBER: _ClassVar[int]
     backend: str
     alternatives: int
-    def __init__(self, backend: _Optional[str] = ..., alternatives: _Optional[int] = ...) -> None: ...
+    spelling: bool
+    def __init__(self, backend: _Optional[str] = ..., alternatives: _Optional[int] = ..., spelling: _Optional[bool] = ...) -> None: ...
 
 class ClientInfo(_message.Message):
     __slots__ = ("user_id", "session_id")

@@ -1,0 +1,134 @@
+"""The spelling stage: what it corrects, what each guard keeps, case, and that it only ever replaces whole OOV words."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from service.text.edits import apply_edits
+from service.text.spelling import Speller, guarded_chunk, has_digit, is_code, is_email, is_tag, is_url
+
+VOCABULARY = {"zorbling": 12, "gecserve": 40}
+
+
+@pytest.fixture(scope="module")
+def speller() -> Speller:
+    return Speller(VOCABULARY)
+
+
+def spelled(speller: Speller, text: str) -> str:
+    return apply_edits(text, speller.corrections(text))
+
+
+def test_misspellings_are_corrected_on_their_offsets(speller: Speller) -> None:
+    text = "I have recieved teh letter becuase of you."
+    edits = speller.corrections(text)
+    assert [(e.original, e.replacement) for e in edits] == [
+        ("recieved", "received"),
+        ("teh", "the"),
+        ("becuase", "because"),
+    ]
+    assert all(text[e.start : e.end] == e.original for e in edits)
+    assert spelled(speller, text) == "I have received the letter because of you."
+
+
+def test_the_closest_candidate_wins_then_the_most_frequent(speller: Speller) -> None:
+    assert speller.suggest("freind") == "friend"  # distance 1 (a transposition)
+    assert speller.suggest("tommorow") == "tomorrow"  # distance 2: nothing closer exists
+
+
+@pytest.mark.parametrize(
+    ("text", "guard"),
+    [
+        ("see https://recieved.example/teh for it", is_url),
+        ("visit www.recieved.com today", is_url),
+        ("write to jhon.smiht@recieved.org soon", is_email),
+        ("the #recieved tag", is_tag),
+        ("ask @jhon now", is_tag),
+        ("set recieved_flag now", is_code),
+        ("call teh() now", is_code),
+        ("open config.recieved now", is_code),
+        ("a <teh> tag", is_code),
+        ("the recieved2 value", has_digit),
+    ],
+)
+def test_guarded_chunks_are_left_alone(speller: Speller, text: str, guard) -> None:
+    """Each case would be changed without its guard (its words are misspellings SymSpell would correct)."""
+    chunks = [chunk for chunk in text.split() if guarded_chunk(chunk)]
+    assert chunks, "the case has a guarded chunk"
+    assert all(guard(chunk) for chunk in chunks)
+    for chunk in chunks:
+        assert chunk in spelled(speller, text).split()
+        word = re.sub(r"[^A-Za-z]+", " ", chunk).split()
+        assert any(speller.suggest(w.lower()) for w in word if not speller.known(w.lower())), "a guard matters here"
+
+
+def test_digits_guard_numbers_and_words_with_digits(speller: Speller) -> None:
+    assert spelled(speller, "in 2nd plce at 10am") == "in 2nd place at 10am"
+
+
+def test_proper_nouns_and_acronyms_are_left_alone(speller: Speller) -> None:
+    assert speller.suggest("jhon") is not None and speller.suggest("wrkers") is not None
+    assert spelled(speller, "I met Jhon and the WRKERS of NASAA.") == "I met Jhon and the WRKERS of NASAA."
+
+
+def test_capitalised_first_words_are_names_unless_asked(speller: Speller) -> None:
+    """By default a capitalised first word is left (learner letters sign off with names); when asked, it is
+    corrected and keeps its capital."""
+    assert spelled(speller, "Vasiliy. Recieved your letter.") == "Vasiliy. Recieved your letter."
+    initial = Speller(VOCABULARY, sentence_initial=True)
+    assert spelled(initial, "Recieved your letter.") == "Received your letter."
+    assert spelled(initial, '"Teh end," she said.') == '"The end," she said.'
+
+
+def test_words_joined_by_apostrophes_or_hyphens_go_to_the_model(speller: Speller) -> None:
+    assert spelled(speller, "He did'nt send the e-mial.") == "He did'nt send the e-mial."
+
+
+def test_known_words_short_words_and_real_word_errors_stay(speller: Speller) -> None:
+    """The vocabulary counts as known; 1-2 letter words and real-word errors are never changed."""
+    assert speller.suggest("zorbling") is None or speller.known("zorbling")
+    assert speller.suggest("ok") == "oak"  # what the length guard prevents
+    assert spelled(speller, "the zorbling gecserve u r ok. Their going too.") == (
+        "the zorbling gecserve u r ok. Their going too."
+    )
+
+
+def test_without_the_vocabulary_its_words_are_corrected() -> None:
+    """The vocabulary is what keeps its words: the bundled dictionary alone does not know them."""
+    bare = Speller({})
+    assert not bare.known("zorbling") and bare.suggest("zorbling") is not None
+
+
+def _touches_a_word(text: str, start: int, end: int) -> bool:
+    """A letter or digit right beside the span, or a letter beyond an apostrophe or hyphen beside it."""
+    before, after = text[max(start - 2, 0) : start].rjust(2), text[end : end + 2].ljust(2)
+    joined = (before[1] in "'-\u2019" and before[0].isalpha()) or (after[0] in "'-\u2019" and after[1].isalpha())
+    return before[1].isalnum() or after[0].isalnum() or joined
+
+
+WORDS = ["recieved", "teh", "the", "Recieved", "Jhon", "NASAA", "u", "zorbling", "plce", "becuase", "apple"]
+CHUNKS = ["#teh", "@jhon", "www.teh.com", "teh_x", "2nd", "did'nt", "a.teh", "(teh)", "teh,", "héllo", "😀"]
+SPACES = [" ", "  ", "\t", " \u00a0"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(WORDS + CHUNKS), st.sampled_from(SPACES)), max_size=12))
+def test_only_whole_unknown_words_change(speller: Speller, parts: list[tuple[str, str]]) -> None:
+    """Each edit replaces one whole ASCII-letter word (no letter, digit or joiner around it) that the stage does not
+    know, by a known word of the same case pattern; everything else is untouched, and the edits rebuild the text."""
+    text = "".join(word + space for word, space in parts)
+    edits = speller.corrections(text)
+    result = apply_edits(text, edits)
+    kept = 0
+    for edit in edits:
+        assert text[edit.start : edit.end] == edit.original and edit.original.isascii() and edit.original.isalpha()
+        assert not _touches_a_word(text, edit.start, edit.end)
+        assert not speller.known(edit.original.lower()) and speller.known(edit.replacement.lower())
+        assert edit.original.islower() or edit.replacement[0].isupper()
+        assert result[edit.start + kept : edit.start + kept + len(edit.replacement)] == edit.replacement
+        kept += len(edit.replacement) - len(edit.original)
+    assert len(result) == len(text) + kept
