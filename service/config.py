@@ -60,6 +60,12 @@ class Settings(BaseSettings):
     interactive_max_chars: int = Field(2_000, ge=1, description="requests up to this size are served first")
     cache_size: int = Field(50_000, ge=0, description="sentences kept by the in-memory cache (0 = off)")
     drain_timeout_s: float = Field(20.0, ge=0, description="graceful shutdown: time to finish in-flight work")
+    keep_alive_s: int = Field(
+        75,
+        ge=1,
+        description="idle HTTP keep-alive connections are closed after this long: keep it above the idle timeout "
+        "of any load balancer or client pool in front (60 s and 5 s are common), so they close first",
+    )
     experiment: Path | None = Field(
         None, description="experiment file (YAML) to run from start-up; see deploy/experiments/"
     )

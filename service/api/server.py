@@ -47,6 +47,7 @@ async def serve(settings: Settings) -> None:
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=int(settings.drain_timeout_s) or None,
+        timeout_keep_alive=settings.keep_alive_s,
     )
     http = uvicorn.Server(config)
     http.install_signal_handlers = lambda: None  # this function owns the signals

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import http.client
+import time
+
 import httpx
 import pytest
 
@@ -244,3 +247,17 @@ def test_a_request_can_shorten_its_own_deadline(server) -> None:
     for bad in ("0", "soon", "-5"):
         refused = post(server, "/v1/correct", {"text": "i saw a apple."}, headers={"X-Gecserve-Timeout-Ms": bad})
         assert refused.status_code == 422 and "timeout" in refused.json()["error"]["message"].lower()
+
+
+def test_an_idle_keep_alive_connection_outlives_a_client_pool(server) -> None:
+    """A connection idle for longer than common client pools keep theirs (httpx: 5 s) is still open:
+    the server must not close it first, or a request sent on it just then is lost (a read error)."""
+    connection = http.client.HTTPConnection("127.0.0.1", int(server.url.rsplit(":", 1)[1]), timeout=30)
+    try:
+        for pause in (0, 6):
+            time.sleep(pause)
+            connection.request("GET", "/healthz")
+            response = connection.getresponse()
+            assert response.status == 200 and response.read()
+    finally:
+        connection.close()
