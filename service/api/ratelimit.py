@@ -29,10 +29,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from service.pipeline.errors import RequestError
+from service.redis_pool import redis_client
 
 __all__ = ["Bucket", "RateLimitedError", "RateLimiter", "retry_after"]
 
@@ -89,11 +89,7 @@ class RateLimiter:
         self.on_error = on_error
         self.timeout_s = timeout_s
         self.max_backoff_s = max_backoff_s
-        self.client = (
-            aioredis.Redis.from_url(redis_url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s)
-            if redis_url
-            else None
-        )
+        self.client = redis_client(redis_url, timeout_s) if redis_url else None
         self._take = self.client.register_script(TAKE) if self.client is not None else None
         self._local: dict[str, tuple[float, float]] = {}  # name -> (tokens, monotonic time counted)
         self._down_until = 0.0

@@ -18,10 +18,10 @@ import time
 import zlib
 from typing import Any, Protocol
 
-import redis.asyncio as aioredis
 from redis.exceptions import WatchError
 
 from service.experiments.state import ExperimentState
+from service.redis_pool import redis_client
 
 __all__ = ["ConflictError", "ExperimentStore", "LocalStore", "RedisStore"]
 
@@ -93,7 +93,7 @@ class RedisStore:
 
     def __init__(self, url: str, prefix: str = "gecserve:", timeout_s: float = 1.0) -> None:
         self.prefix = prefix
-        self.redis = aioredis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
+        self.redis = redis_client(url, timeout_s)
         self._state_key = f"{prefix}experiment"
 
     def _replicas_key(self, experiment: str) -> str:

@@ -23,8 +23,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import redis.asyncio as aioredis
-
 from service.batching import BatchPolicy, Job, Priority
 from service.batching.streams import StreamKeys
 from service.config import Settings
@@ -66,6 +64,7 @@ from service.pipeline.types import (
     Timings,
 )
 from service.pipeline.units import TypedEdit, assemble
+from service.redis_pool import redis_client
 from service.text.offsets import Utf16Index
 
 log = logging.getLogger(__name__)
@@ -128,7 +127,7 @@ class Pipeline:
         s = self.settings
         levels: list[tuple[str, SentenceCache]] = [("memory", MemoryCache(s.cache_size))]
         if s.redis_url and s.cache_ttl_s > 0:
-            client = aioredis.Redis.from_url(s.redis_url, socket_connect_timeout=0.5, socket_timeout=1)
+            client = redis_client(s.redis_url, timeout_s=1, connect_timeout_s=0.5)
             shared = RedisCache(client, s.redis_prefix, s.cache_ttl_s, on_error=self.metrics.cache_error)
             levels.append(("redis", shared))
         return TieredCache(levels, self.metrics.cache_lookup)

@@ -26,6 +26,7 @@ from service.observability.hooks import MetricsHooks
 from service.observability.metrics import Metrics
 from service.pipeline.queues import GENERATE_QUEUE
 from service.pipeline.runners import Outcome
+from service.redis_pool import redis_client
 
 __all__ = ["StreamQueues"]
 
@@ -58,7 +59,7 @@ class StreamQueues:
         self.worker_timeout_s = worker_timeout_s
         self.metrics = metrics
         self.hooks = MetricsHooks(metrics)
-        self.client = aioredis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+        self.client = redis_client(url, timeout_s=5, connect_timeout_s=2)
         # the reply reader blocks in XREAD: a connection of its own, with a timeout past the block
         self._reader = aioredis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
         self.router = ReplyRouter(self._reader, keys.reply(gateway))
