@@ -32,7 +32,7 @@ import yaml
 from loadtest.browser import chromium
 from loadtest.openloop import offered_load
 from loadtest.spawn import start_server
-from service.bench.report import latency_summary, table, write_json
+from service.bench.report import input_lines, latency_summary, table, write_json
 
 
 def _interval(entry: dict[str, Any]) -> str:
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--screenshot", type=Path, default=None, help="a PNG of the dashboard at the end (chromium)")
     args = parser.parse_args(argv)
     name = yaml.safe_load(args.experiment.read_text())["name"]
-    lines = [line.strip() for line in args.input.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = input_lines(args.input)
     if args.spawn is None:
         return _run(args, name, lines, args.url)
     with tempfile.TemporaryDirectory() as logs:

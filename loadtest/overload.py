@@ -41,7 +41,7 @@ import httpx
 from tqdm import tqdm
 
 from loadtest.spawn import RunningServer, start_server
-from service.bench.report import table, write_json
+from service.bench.report import input_lines, table, write_json
 
 ROUNDS = 3
 REQUESTS_PER_ROUND = 600
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--input", type=Path, required=True, help="one sentence or paragraph per line")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    lines = [line.strip() for line in args.input.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = input_lines(args.input)
     with tempfile.TemporaryDirectory() as logs:
         server = start_server(args.spawn, Path(logs), **SERVER)
         try:

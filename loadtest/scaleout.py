@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from loadtest.serve import closed_loop
 from loadtest.spawn import RunningServer, start_server, start_worker
-from service.bench.report import latency_summary, table, write_json
+from service.bench.report import input_lines, latency_summary, table, write_json
 
 COLUMNS = ["topology", "concurrency", "requests", "errors", "req_per_s", "p50_ms", "p95_ms", "p99_ms"]
 STAGES = ["preprocess", "cache", "queue", "inference", "postprocess", "total"]
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    lines = [line.strip() for line in args.input.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = input_lines(args.input)
     prefix = f"gecserve-bench:{uuid.uuid4().hex[:8]}:"
     store = redis.Redis.from_url(args.redis)
     try:

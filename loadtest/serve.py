@@ -27,7 +27,7 @@ import httpx
 from tqdm import tqdm
 
 from loadtest.spawn import start_server
-from service.bench.report import latency_summary, table, write_json
+from service.bench.report import input_lines, latency_summary, table, write_json
 
 COLUMNS = ["backend", "concurrency", "requests", "errors", "req_per_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms"]
 
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    lines = [line.strip() for line in args.input.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = input_lines(args.input)
     if args.spawn is None:
         return _measure(args, lines, args.url)
     with tempfile.TemporaryDirectory() as logs:

@@ -48,7 +48,7 @@ import numpy as np
 
 from loadtest.openloop import offered_load
 from loadtest.spawn import RunningServer, start_server
-from service.bench.report import latency_summary, table, write_json
+from service.bench.report import input_lines, latency_summary, table, write_json
 
 PROBE_EVERY_S = 0.05
 PROBE_FOR_S = 5.0
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    lines = [line.strip() for line in args.input.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = input_lines(args.input)
     try:
         os.nice(-10)
     except PermissionError:

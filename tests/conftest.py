@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import shutil
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,3 +60,10 @@ def redis_prefix() -> Iterator[str]:
     if keys:
         client.delete(*keys)
     client.close()
+
+
+def modules_loaded(imports: str, candidates: tuple[str, ...]) -> list[str]:
+    """Which of ``candidates`` a fresh interpreter has loaded after ``import {imports}``."""
+    code = f"import sys, {imports}; print(','.join(m for m in {candidates!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return [m for m in out.stdout.strip().split(",") if m]

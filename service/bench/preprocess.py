@@ -17,7 +17,7 @@ import random
 import time
 from pathlib import Path
 
-from service.bench.report import table, write_json
+from service.bench.report import input_lines, table, write_json
 from service.pipeline.preprocess import Preprocessor
 
 
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    texts = paragraphs([line.strip() for line in args.input.read_text(encoding="utf-8").splitlines() if line.strip()])
+    texts = paragraphs(input_lines(args.input))
     rows = []
     for mode in ("thread", "process"):
         pre = Preprocessor(args.model, mode, args.workers)

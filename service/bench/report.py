@@ -13,6 +13,11 @@ from typing import Any
 import numpy as np
 
 
+def input_lines(path: Path) -> list[str]:
+    """The non-blank lines of a UTF-8 input file, stripped: what every benchmark and load test reads."""
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
     """Mean and p50/p95/p99 in milliseconds."""
     values = np.asarray(seconds, dtype=np.float64) * 1e3

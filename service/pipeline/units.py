@@ -34,11 +34,12 @@ class Unit:
     spelling: tuple[Edit, ...]  # the spelling stage's replacements, on ``normalized.text`` offsets
     text: str  # what the model reads: ``normalized.text`` with ``spelling`` applied
     tokens: list[int]  # of ``text``
+    readable: bool  # ``normalized.text`` reads as English (``service.text.script.reads_as_english``)
 
     @property
     def decoded_by_model(self) -> bool:
         """False for text the model cannot read (it passes through unchanged)."""
-        return bool(self.tokens) and reads_as_english(self.normalized.text)
+        return self.readable and bool(self.tokens)
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,10 @@ def plan_units(
 def _unit(
     index: int, start: int, normalized: Normalized, encode: Callable[[str], list[int]], spell: Spell | None
 ) -> Unit:
-    spelling = spell(normalized.text) if spell is not None and reads_as_english(normalized.text) else []
+    readable = reads_as_english(normalized.text)
+    spelling = spell(normalized.text) if spell is not None and readable else []
     text = apply_edits(normalized.text, spelling)
-    return Unit(index, start, normalized, tuple(spelling), text, encode(text))
+    return Unit(index, start, normalized, tuple(spelling), text, encode(text), readable)
 
 
 def _edit_id(unit: Unit, edit: Edit) -> str:

@@ -82,3 +82,12 @@ def wait_for(condition: Callable[[], object], timeout: float = 60.0, every: floa
     while not condition():
         assert time.monotonic() < deadline, "condition not reached"
         time.sleep(every)
+
+
+async def wait_until(condition: Callable[[], object], timeout: float = 30.0, every: float = 0.002) -> None:
+    """``wait_for`` inside an event loop. Real seconds (``time.perf_counter``), so a test that moves a
+    fake ``time.monotonic`` does not shorten the bound."""
+    end = time.perf_counter() + timeout
+    while not condition():
+        assert time.perf_counter() < end, "condition not reached"
+        await asyncio.sleep(every)

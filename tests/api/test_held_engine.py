@@ -22,6 +22,7 @@ from service.api.proto import gecserve_pb2 as pb
 from service.api.proto import gecserve_pb2_grpc as pb_grpc
 from service.config import Settings
 from service.pipeline.pipeline import Pipeline
+from tests.api.clients import wait_until
 from tests.conftest import FIXTURE_MODEL
 
 BREAKING = "Break the engine with this."  # the held engine raises on any batch holding this sentence
@@ -66,11 +67,7 @@ class Served:
         return self.pipeline.health()["queues"].get(queue, {}).get("depth", 0)
 
     async def until_depth(self, queue: str, depth: int) -> None:
-        for _ in range(int(HOLD_S / 0.005)):
-            if self.depth(queue) == depth:
-                return
-            await asyncio.sleep(0.005)
-        raise AssertionError(f"queue {queue} never reached depth {depth} (at {self.depth(queue)})")
+        await wait_until(lambda: self.depth(queue) == depth, HOLD_S)
 
 
 @asynccontextmanager

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from tests.conftest import modules_loaded
 
 
 def test_no_model_or_framework_imports() -> None:
-    code = (
-        "import sys, service.batching, service.observability; "
-        "bad = [m for m in ('onnxruntime', 'service.engine', 'fastapi', 'grpc', 'torch') if m in sys.modules]; "
-        "print(','.join(bad))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
+    heavy = ("onnxruntime", "service.engine", "fastapi", "grpc", "torch")
+    assert modules_loaded("service.batching, service.observability", heavy) == []

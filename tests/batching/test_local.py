@@ -20,6 +20,7 @@ from service.batching import (
     deadline_in,
 )
 from service.batching.batcher import Batcher, NullHooks
+from tests.api.clients import wait_until
 
 # No test here races the wall clock. A runner blocks on a ``gate`` (an event the test opens) so that
 # the queue's state is known; deadlines and ``max_wait_ms`` are an hour away, and a test that needs
@@ -85,14 +86,6 @@ class Recorder:
     @property
     def seen(self) -> list[Job]:
         return [job for batch in self.batches for job in batch]
-
-
-async def wait_until(predicate, timeout: float = BOUND) -> None:
-    """Poll until ``predicate()`` holds; ``timeout`` is real seconds (the ``clock`` fixture's jumps do not count)."""
-    end = time.perf_counter() + timeout
-    while not predicate():
-        assert time.perf_counter() < end, "condition not reached"
-        await asyncio.sleep(0.002)
 
 
 async def turns(count: int = 20) -> None:
