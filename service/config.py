@@ -45,6 +45,11 @@ class Settings(BaseSettings):
     )
     max_batch_size: int = Field(32, ge=1, description="sentences per decoding batch")
     max_batch_tokens: int = Field(4096, ge=16, description="padded tokens per decoding batch")
+    continuous_batching: bool = Field(
+        True,
+        description="greedy and aggressive arms: sentences join and leave the batch between decoder passes "
+        "(false: each batch is decoded to the end before the next starts)",
+    )
     max_wait_ms: float = Field(2.0, ge=0, description="how long a batch may wait to fill")
     max_queue: int = Field(512, ge=1, description="queued sentences per backend before 503")
     admit_within: float = Field(

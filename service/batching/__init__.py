@@ -15,8 +15,9 @@ from service.batching.batcher import (
     WouldMissDeadlineError,
 )
 from service.batching.job import Job, Priority, deadline_in
-from service.batching.local import LocalBatcher, Runner
+from service.batching.local import LocalBatcher
 from service.batching.policy import BatchPolicy, Selection, select_batch
+from service.batching.session import Runner
 
 __all__ = [
     "BatchPolicy",

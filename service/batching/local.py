@@ -2,16 +2,21 @@
 
 Each of ``workers`` worker tasks waits for jobs, lets the batch fill for up to ``max_wait_ms``
 (counted from the oldest queued job, so a backlog is taken at once), takes a batch through the
-policy and calls ``runner(worker_index, jobs)`` in the worker's dedicated thread, so a worker
-can own its own inference session. While workers are busy, jobs accumulate and batches grow.
-All bookkeeping happens on the event loop thread; only the runner runs elsewhere.
+policy and advances its decoding ``Session`` with it in the worker's dedicated thread, so a
+worker can own its own inference session. While workers are busy, jobs accumulate and batches
+grow. A plain ``runner(worker_index, jobs)`` decodes each batch to the end; a session made by
+``sessions(worker_index)`` keeps decoding the jobs it holds and takes queued jobs into its free
+rows between passes (iteration-level batching), within the same batch and token budgets. All
+bookkeeping happens on the event loop thread; only the session runs elsewhere.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -38,14 +43,11 @@ from service.batching.policy import (
     select_batch,
     split_expired,
 )
+from service.batching.session import ClosedSession, ResultCountError, Runner, Session
 
-__all__ = ["LocalBatcher", "Runner"]
+__all__ = ["LocalBatcher"]
 
 log = logging.getLogger(__name__)
-
-Runner = Callable[[int, list[Job]], Sequence[Any]]
-"""``runner(worker_index, jobs) -> results``: one result per job, in order. A result that is an
-exception instance fails only its own job; raising fails the whole batch."""
 
 
 @dataclass(eq=False)
@@ -59,24 +61,30 @@ class LocalBatcher:
     """An asyncio auto-batching queue for one arm (see the module docstring).
 
     ``runner`` is called from worker ``i``'s own thread as ``runner(i, jobs)``; give each worker
-    index its own engine/session. ``hooks`` receives the observations listed in
+    index its own engine. Or ``sessions(i)`` makes worker ``i``'s ``Session`` (then ``runner`` is
+    None), which jobs join between passes. ``hooks`` receives the observations listed in
     ``BatcherHooks``; ``name`` labels them (use the backend/arm key).
     """
 
     def __init__(
         self,
         policy: BatchPolicy,
-        runner: Runner,
+        runner: Runner | None,
         workers: int = 1,
         name: str = "default",
         hooks: BatcherHooks | None = None,
+        sessions: Callable[[int], Session] | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
+        if (runner is None) == (sessions is None):
+            raise ValueError("give either a runner or sessions")
         self.policy = policy
         self.name = name
         self.workers = workers
-        self._runner = runner
+        self._sessions: Callable[[int], Session] = sessions or (lambda worker: ClosedSession(runner, worker))
+        self._running: dict[int, dict[Job, None]] = {}  # per worker: jobs its session holds
+        self._wakes: list[threading.Event] = []
         self._hooks: BatcherHooks = hooks if hooks is not None else NullHooks()
         self._pending: list[Job] = []
         self._entries: dict[Job, _Entry] = {}
@@ -266,17 +274,54 @@ class LocalBatcher:
     # -- workers ----------------------------------------------------------------------------
 
     async def _work(self, index: int, executor: ThreadPoolExecutor) -> None:
+        session = self._sessions(index)
+        wake = threading.Event()
+        self._wakes.append(wake)
+        self._running[index] = {}
         while True:
             try:
-                batch = await self._next_batch()
-                if batch is None:
-                    return
-                await self._run(index, executor, batch)
+                if session.active == 0:
+                    batch = await self._next_batch()
+                    if batch is None:
+                        return
+                else:
+                    batch = self._take_into(index, session)
+                await self._run(index, executor, session, batch, wake)
             except asyncio.CancelledError:
                 raise
             except Exception:  # a bug here must not silently kill the worker
                 log.exception("batcher %s worker %d failed; continuing", self.name, index)
                 await asyncio.sleep(0.01)
+
+    def _take_into(self, index: int, session: Session) -> list[Job]:
+        """Queued jobs for the free rows of worker ``index``'s running session, within the budgets
+        and the lengths it holds (from half the shortest to the longest: every row of a pass pays
+        for the longest source and history in it). None once the oldest queued job is outside them
+        and has waited ``max_wait_ms``: the session then drains, and the next batch forms around it."""
+        running = self._running[index]
+        rows = self.policy.max_batch_size - session.active
+        tokens = self.policy.max_batch_tokens - sum(job.length for job in running)
+        now = time.monotonic()
+        live, expired = split_expired(self._pending, now)
+        if expired:
+            self._pending = live
+            for job in expired:
+                self._fail(job, DeadlineExceededError(f"job {job.id} expired in the queue"), "deadline")
+        if rows <= 0 or tokens <= 0 or not live:
+            return []
+        shortest = min((job.length for job in running), default=0)
+        longest = max((job.length for job in running), default=math.inf)
+        fitting = [job for job in live if shortest // 2 <= job.length <= longest]
+        oldest = min(live, key=lambda job: job.age_key)
+        if not fitting or (oldest not in fitting and now - oldest.enqueued_at >= self.policy.max_wait_s):
+            return []
+        room = dataclasses.replace(self.policy, max_batch_size=rows, max_batch_tokens=tokens)
+        selection = select_batch(fitting, now, room)
+        if padded_tokens(selection.batch) > tokens:  # the anchor alone is over what is left: wait
+            return []
+        taken = set(map(id, selection.batch))
+        self._pending = [job for job in live if id(job) not in taken]
+        return selection.batch
 
     async def _next_batch(self) -> list[Job] | None:
         while True:
@@ -305,9 +350,12 @@ class LocalBatcher:
             except TimeoutError:
                 pass
 
-    async def _run(self, index: int, executor: ThreadPoolExecutor, batch: list[Job]) -> None:
+    async def _run(
+        self, index: int, executor: ThreadPoolExecutor, session: Session, batch: list[Job], wake: threading.Event
+    ) -> None:
         assert self._loop is not None
         taken = time.monotonic()
+        running = self._running[index]
         for job in batch:
             entry = self._entries.get(job)
             if entry is not None:
@@ -315,55 +363,63 @@ class LocalBatcher:
                 if entry.timer is not None:
                     entry.timer.cancel()
             self._hook("on_queue_wait", taken - job.enqueued_at)
-        tokens = sum(job.length for job in batch)
+            running[job] = None
         self._in_flight += len(batch)
-        self._in_flight_tokens += tokens
+        self._in_flight_tokens += sum(job.length for job in batch)
         self._changed(wake=False)
-        self._hook("on_batch", len(batch), padded_tokens(batch))
+        rows = session.active + len(batch)
+        if batch:
+            self._hook("on_batch", rows, padded_tokens(list(running)))
+        wake.clear()
         started = time.perf_counter()
         gap = started - self._backlog_since.pop(index, started)
         try:
-            results = list(await self._loop.run_in_executor(executor, self._runner, index, batch))
+            outcomes = await self._loop.run_in_executor(executor, session.advance, batch, wake)
         except asyncio.CancelledError:
-            self._settle(batch, error=BatcherStoppedError(f"batcher {self.name!r} stopped while decoding"))
+            self._settle_all(running, BatcherStoppedError(f"batcher {self.name!r} stopped while decoding"))
             raise
         except Exception as exc:
-            self._hook("on_inference", time.perf_counter() - started, len(batch))
-            self._hook("on_error", "runner")
-            log.warning("batcher %s: runner failed on a batch of %d: %r", self.name, len(batch), exc)
-            self._settle(batch, error=exc)
+            self._hook("on_inference", time.perf_counter() - started, rows)
+            self._hook("on_error", "result_count" if isinstance(exc, ResultCountError) else "runner")
+            log.warning("batcher %s: a batch of %d failed: %r", self.name, rows, exc)
+            self._settle_all(running, exc)
         else:
             elapsed = time.perf_counter() - started
-            self._hook("on_inference", elapsed, len(batch))
-            abandoned = sum(isinstance(result, DeadlineExceededError) for result in results)
-            for _ in range(abandoned):  # the runner gave up on them: every caller was past its deadline
+            self._hook("on_inference", elapsed, rows)
+            abandoned = sum(isinstance(outcome, DeadlineExceededError) for _, outcome in outcomes)
+            for _ in range(abandoned):  # the session gave up on them: their callers were past their deadlines
                 self._hook("on_reject", "abandoned")
-            if not abandoned:
-                self.rate.record(elapsed + gap, tokens)
-            if len(results) != len(batch):
-                self._hook("on_error", "result_count")
-                self._settle(batch, error=RuntimeError(f"runner returned {len(results)} results for {len(batch)} jobs"))
-            else:
-                self._settle(batch, results=results)
+            finished_tokens = sum(job.length for job, _ in outcomes)
+            if not abandoned and outcomes:
+                self.rate.record(elapsed + gap, finished_tokens)
+            for job, outcome in outcomes:
+                running.pop(job, None)
+                self._in_flight -= 1
+                self._in_flight_tokens -= job.length
+                self._settle(job, outcome)
         finally:
-            self._in_flight -= len(batch)
-            self._in_flight_tokens -= tokens
             if self._pending:
                 self._backlog_since[index] = time.perf_counter()
             self._changed(wake=False)
 
     # -- bookkeeping ------------------------------------------------------------------------
 
-    def _settle(self, batch: list[Job], results: list[Any] | None = None, error: BaseException | None = None) -> None:
-        for i, job in enumerate(batch):
-            entry = self._entries.pop(job, None)
-            if entry is None or entry.future.done():  # the caller went away
-                continue
-            outcome = error if results is None else results[i]
-            if isinstance(outcome, BaseException):
-                entry.future.set_exception(outcome)
-            else:
-                entry.future.set_result(outcome)
+    def _settle(self, job: Job, outcome: Any) -> None:
+        entry = self._entries.pop(job, None)
+        if entry is None or entry.future.done():  # the caller went away
+            return
+        if isinstance(outcome, BaseException):
+            entry.future.set_exception(outcome)
+        else:
+            entry.future.set_result(outcome)
+
+    def _settle_all(self, running: dict[Job, None], error: BaseException) -> None:
+        """Fail every job a worker's session holds (it failed or the batcher stopped)."""
+        for job in list(running):
+            self._in_flight -= 1
+            self._in_flight_tokens -= job.length
+            self._settle(job, error)
+        running.clear()
 
     def _fail(self, job: Job, error: BaseException, reason: str) -> None:
         entry = self._entries.pop(job, None)
@@ -399,6 +455,9 @@ class LocalBatcher:
         self._hook("on_depth", len(self._pending), self._in_flight)
         if wake:
             self._wake.set()
+            if self._pending:
+                for session_wake in self._wakes:  # a running session may make room for them
+                    session_wake.set()
 
     def _hook(self, method: str, *args: Any) -> None:
         try:

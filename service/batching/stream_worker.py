@@ -31,8 +31,9 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
 from service.batching.batcher import BatcherHooks, BatcherStoppedError, DeadlineExceededError
-from service.batching.local import LocalBatcher, Runner
+from service.batching.local import LocalBatcher
 from service.batching.policy import BatchPolicy
+from service.batching.session import Runner
 from service.batching.stream_gateway import REPLY_TTL_S, cancel_task, ensure_group
 from service.batching.streams import GROUP, JobEntry, StreamKeys, decode_job, encode_error, encode_result
 

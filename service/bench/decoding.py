@@ -4,10 +4,11 @@
         [--batch-size 1,8,32] [--strategies greedy,aggressive,relaxed,beam] [--cache compact,masked] \\
         [--threads 1] [--limit N] [--order length|input] [--peer-ct2 HF_DIR] [--json OUT]
 
-For each strategy, cache layout and batch size: sentences/s, per-sentence latency (mean, p50,
-p95, p99; a sentence's latency is its batch's wall time), decoder passes per sentence, tokens
-accepted per pass, speedup over greedy measured in the same run, and how many outputs are
-identical to greedy's. Where aggressive and greedy outputs differ, the first differing
+``--arrivals RATES`` replays a Poisson stream of sentences through the service's batcher instead
+(``service.bench.arrivals``). For each strategy, cache layout and batch size: sentences/s,
+per-sentence latency (mean, p50, p95, p99; a sentence's latency is its batch's wall time),
+decoder passes per sentence, tokens accepted per pass, speedup over greedy measured in the same
+run, and how many outputs are identical to greedy's. Where aggressive and greedy outputs differ, the first differing
 position's top-1/top-2 logit gap in the greedy run is reported: a numeric near-tie is
 counted, never hidden. ``relaxed`` is aggressive decoding with the lossy, opt-in relaxed
 verification (``--relaxed-top-k``, ``--min-block``); its identical-to-greedy count says how far
@@ -26,9 +27,12 @@ from typing import Any
 
 from tqdm import tqdm
 
+from service.batching import BatchPolicy
+from service.bench.arrivals import COLUMNS as ARRIVAL_COLUMNS
+from service.bench.arrivals import run_arrivals
 from service.bench.report import latency_summary, table, write_json
 from service.engine.decoding.types import DecodeParams
-from service.engine.engine import Engine
+from service.engine.engine import CONTINUOUS, Engine
 from service.engine.sessions import SessionSettings
 
 COLUMNS = [
@@ -114,7 +118,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     sources = load_sources(first, Path(args.input), args.limit)
     if args.order == "length":  # batches of similar lengths, as the service's batcher forms them
         sources.sort(key=len)
-    params = DecodeParams(num_beams=args.num_beams, max_draft=args.max_draft)
+    params = DecodeParams(num_beams=args.num_beams, max_draft=args.max_draft, pass_cost=args.pass_cost)
     relaxed = replace(params, relaxed_top_k=args.relaxed_top_k, min_block=args.min_block)
     strategies = ["greedy"] + [s for s in args.strategies if s != "greedy"]
     configs = [(s, c, b) for b in args.batch_size for c in args.cache for s in strategies]
@@ -211,8 +215,21 @@ def main(argv: list[str] | None = None) -> int:
         help="batch sentences of similar length together (as the service does), or in input order",
     )
     parser.add_argument("--peer-ct2", type=Path, default=None, help="HF checkpoint dir for the CTranslate2 row")
+    parser.add_argument(
+        "--arrivals",
+        type=lambda s: [float("inf") if x == "max" else float(x) for x in _csv(s)],
+        default=None,
+        help="replay mode: arrival rates in sentences/s (max = all at once), through the service's batcher",
+    )
+    parser.add_argument(
+        "--batching", type=_csv, default=["closed", "continuous"], help="replay mode: closed,continuous"
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="replay mode: runs of each configuration, interleaved")
+    parser.add_argument("--pass-cost", type=float, default=DecodeParams.pass_cost, help="aggressive: split-pass cost")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.arrivals:
+        return replay_main(args)
     result = run(args)
     print(
         f"\n{result['sentences']} sentences from {args.input} (mean {result['mean_source_tokens']:.1f} tokens), "
@@ -225,6 +242,45 @@ def main(argv: list[str] | None = None) -> int:
                 f"  flip: {row['strategy']} batch {row['batch']} sentence {flip['sentence']} token {flip['position']}"
                 f" greedy logit gap {flip['greedy_logit_gap']}"
             )
+    if args.json:
+        write_json(args.json, result)
+    return 0
+
+
+def replay_main(args: argparse.Namespace) -> int:
+    """``--arrivals``: the replay mode (see ``service.bench.arrivals``); one batch size, the first given."""
+    settings = SessionSettings(
+        provider=args.provider, intra_op_threads=args.threads, spinning=args.spinning, io_binding=args.io_binding
+    )
+    engine = Engine(args.model, variant=args.variant, settings=settings, cache=args.cache[0])
+    sources = load_sources(engine, Path(args.input), args.limit)
+    params = DecodeParams(max_draft=args.max_draft, pass_cost=args.pass_cost)
+    policy = BatchPolicy(max_batch_size=args.batch_size[0], max_queue=len(sources) + 1, admit_within=0)
+    strategies = [s for s in args.strategies if s in CONTINUOUS]
+    configs = len(args.arrivals) * len(strategies) * len(args.batching) * args.rounds
+    with tqdm(total=configs, desc="bench arrivals", unit="run", file=sys.stderr) as progress:
+
+        def step(label: str) -> None:
+            progress.set_postfix_str(label)
+            progress.update(1)
+
+        rows = run_arrivals(
+            engine, sources, strategies, args.batching, args.arrivals, params, policy, args.rounds, step
+        )
+    result = {
+        "model": str(args.model),
+        "variant": engine.model.variant,
+        "input": str(args.input),
+        "sentences": len(sources),
+        "max_batch_size": policy.max_batch_size,
+        "rounds": args.rounds,
+        "threads": args.threads,
+        "provider": settings.providers()[0],
+        "rows": rows,
+    }
+    size, threads = policy.max_batch_size, args.threads
+    print(f"\n{len(sources)} sentences from {args.input}, batches of up to {size}, {threads} thread(s)")
+    print(table(rows, ARRIVAL_COLUMNS))
     if args.json:
         write_json(args.json, result)
     return 0

@@ -21,12 +21,22 @@ import numpy as np
 class KVCache(Protocol):
     lengths: np.ndarray  # [B] tokens in the cache per row (= position of the next token)
 
-    def view(self) -> tuple[np.ndarray, np.ndarray]:
-        """``past_kv [L,2,B,H,P,Dh]`` (contiguous) and ``past_mask [B,P]`` (int64, 1 = valid)."""
+    def view(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``past_kv [L,2,B,H,P,Dh]`` (contiguous) and ``past_mask [B,P]`` (int64, 1 = valid), of
+        every row or of ``rows`` only."""
         ...
 
-    def append(self, new_kv: np.ndarray, counts: np.ndarray) -> None:
-        """Add the first ``counts[b]`` of the T new entries of each row b."""
+    def append(self, new_kv: np.ndarray, counts: np.ndarray, rows: np.ndarray | None = None) -> None:
+        """Add the first ``counts[b]`` of the T new entries of each row b (of row ``rows[b]`` when
+        given; the other rows gain nothing)."""
+        ...
+
+    def add_rows(self, count: int) -> None:
+        """Append ``count`` empty rows (sequences joining the batch)."""
+        ...
+
+    def empty(self, rows: np.ndarray) -> None:
+        """Forget everything ``rows`` hold (a new sequence takes their place)."""
         ...
 
     def truncate(self, lengths: np.ndarray) -> None:
@@ -58,29 +68,49 @@ class CompactCache:
         self.buffer = np.zeros((layers, 2, batch, heads, capacity, head_dim), dtype=np.float32)
         self.lengths = np.zeros(batch, dtype=np.int64)
 
-    def view(self) -> tuple[np.ndarray, np.ndarray]:
-        past = int(self.lengths.max(initial=0))
-        past_kv = np.ascontiguousarray(self.buffer[:, :, :, :, :past])
-        mask = (np.arange(past)[None, :] < self.lengths[:, None]).astype(np.int64)
+    def view(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        lengths = self.lengths if rows is None else self.lengths[rows]
+        past = int(lengths.max(initial=0))
+        if rows is None:
+            past_kv = np.ascontiguousarray(self.buffer[:, :, :, :, :past])
+        else:
+            past_kv = self.buffer[:, :, rows, :, :past]  # fancy indexing copies: contiguous
+        mask = (np.arange(past)[None, :] < lengths[:, None]).astype(np.int64)
         return past_kv, mask
 
-    def append(self, new_kv: np.ndarray, counts: np.ndarray) -> None:
-        self.buffer = _grow(self.buffer, int((self.lengths + counts).max(initial=0)), axis=4)
-        if np.all(counts == counts[0]) and np.all(self.lengths == self.lengths[0]):
-            start, n = int(self.lengths[0]), int(counts[0])
+    def append(self, new_kv: np.ndarray, counts: np.ndarray, rows: np.ndarray | None = None) -> None:
+        targets = np.arange(len(self.lengths)) if rows is None else rows
+        self.buffer = _grow(self.buffer, int((self.lengths[targets] + counts).max(initial=0)), axis=4)
+        lengths = self.lengths[targets]
+        if rows is None and np.all(counts == counts[0]) and np.all(lengths == lengths[0]):
+            start, n = int(lengths[0]), int(counts[0])
             self.buffer[:, :, :, :, start : start + n] = new_kv[:, :, :, :, :n]
         else:
-            for row in range(len(counts)):
-                start, n = int(self.lengths[row]), int(counts[row])
-                self.buffer[:, :, row, :, start : start + n] = new_kv[:, :, row, :, :n]
-        self.lengths = self.lengths + counts
+            for i, row in enumerate(targets):
+                start, n = int(lengths[i]), int(counts[i])
+                self.buffer[:, :, row, :, start : start + n] = new_kv[:, :, i, :, :n]
+        updated = self.lengths.copy()
+        updated[targets] = lengths + counts
+        self.lengths = updated
 
     def truncate(self, lengths: np.ndarray) -> None:
         self.lengths = np.minimum(self.lengths, lengths)
 
     def select(self, rows: np.ndarray) -> None:
-        self.buffer = self.buffer[:, :, rows]
+        # Only the filled part is copied: the buffer's spare capacity would double the copy.
         self.lengths = self.lengths[rows]
+        self.buffer = self.buffer[:, :, rows, :, : max(int(self.lengths.max(initial=0)), 1)]
+
+    def add_rows(self, count: int) -> None:
+        shape = list(self.buffer.shape)
+        shape[2] = count
+        self.buffer = np.concatenate([self.buffer, np.zeros(shape, dtype=self.buffer.dtype)], axis=2)
+        self.lengths = np.concatenate([self.lengths, np.zeros(count, dtype=np.int64)])
+
+    def empty(self, rows: np.ndarray) -> None:
+        lengths = self.lengths.copy()
+        lengths[rows] = 0
+        self.lengths = lengths
 
 
 class MaskedCache:
@@ -92,11 +122,19 @@ class MaskedCache:
         self.used = 0
         self.lengths = np.zeros(batch, dtype=np.int64)
 
-    def view(self) -> tuple[np.ndarray, np.ndarray]:
-        past_kv = np.ascontiguousarray(self.buffer[:, :, :, :, : self.used])
-        return past_kv, (self.slot_pos[:, : self.used] >= 0).astype(np.int64)
+    def view(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        if rows is None:
+            past_kv = np.ascontiguousarray(self.buffer[:, :, :, :, : self.used])
+            return past_kv, (self.slot_pos[:, : self.used] >= 0).astype(np.int64)
+        return self.buffer[:, :, rows, :, : self.used], (self.slot_pos[rows, : self.used] >= 0).astype(np.int64)
 
-    def append(self, new_kv: np.ndarray, counts: np.ndarray) -> None:
+    def append(self, new_kv: np.ndarray, counts: np.ndarray, rows: np.ndarray | None = None) -> None:
+        if rows is not None:  # every row takes the T slots; the others' stay masked out
+            full = np.zeros((*new_kv.shape[:2], len(self.lengths), *new_kv.shape[3:]), dtype=new_kv.dtype)
+            full[:, :, rows] = new_kv
+            full_counts = np.zeros(len(self.lengths), dtype=np.int64)
+            full_counts[rows] = counts
+            new_kv, counts = full, full_counts
         t = new_kv.shape[4]
         self.buffer = _grow(self.buffer, self.used + t, axis=4)
         self.slot_pos = _grow(self.slot_pos + 1, self.used + t, axis=1) - 1
@@ -108,14 +146,41 @@ class MaskedCache:
         self.used += t
         self.lengths = self.lengths + counts
 
+    def add_rows(self, count: int) -> None:
+        shape = list(self.buffer.shape)
+        shape[2] = count
+        self.buffer = np.concatenate([self.buffer, np.zeros(shape, dtype=self.buffer.dtype)], axis=2)
+        self.slot_pos = np.concatenate([self.slot_pos, np.full((count, self.slot_pos.shape[1]), -1, dtype=np.int64)])
+        self.lengths = np.concatenate([self.lengths, np.zeros(count, dtype=np.int64)])
+
+    def empty(self, rows: np.ndarray) -> None:
+        self.slot_pos[rows] = -1
+        lengths = self.lengths.copy()
+        lengths[rows] = 0
+        self.lengths = lengths
+        self._drop_dead_slots()
+
     def truncate(self, lengths: np.ndarray) -> None:
         self.lengths = np.minimum(self.lengths, lengths)
         self.slot_pos[self.slot_pos >= self.lengths[:, None]] = -1
+        self._drop_dead_slots()
 
     def select(self, rows: np.ndarray) -> None:
         self.buffer = self.buffer[:, :, rows]
         self.slot_pos = self.slot_pos[rows]
         self.lengths = self.lengths[rows]
+        self._drop_dead_slots()
+
+    def _drop_dead_slots(self) -> None:
+        """Once more than half the used slots are valid for no row (rolled back, or of rows that left
+        or were emptied), squeeze them out, so a long-lived batch does not attend over ever more holes."""
+        live = (self.slot_pos[:, : self.used] >= 0).any(axis=0)
+        if self.used < 16 or live.sum() * 2 >= self.used:
+            return
+        keep = np.flatnonzero(live)
+        self.buffer = np.ascontiguousarray(self.buffer[:, :, :, :, keep])
+        self.slot_pos = np.ascontiguousarray(self.slot_pos[:, keep])
+        self.used = len(keep)
 
 
 CACHES = {"compact": CompactCache, "masked": MaskedCache}

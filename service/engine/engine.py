@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from service.engine.decoding.aggressive import aggressive
+from service.engine.decoding.aggressive import AggressiveDecoder, aggressive
 from service.engine.decoding.beam import beam, check_beam_params
-from service.engine.decoding.greedy import greedy
+from service.engine.decoding.continuous import ContinuousDecoder
+from service.engine.decoding.greedy import GreedyDecoder, greedy
 from service.engine.decoding.sampling import check_sampling_params, sample
 from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis
 from service.engine.model import DecodingStoppedError, InputTooLongError, Seq2SeqModel, StopCheck
@@ -16,10 +18,13 @@ from service.engine.sessions import SessionSettings
 Strategy = Callable[[Seq2SeqModel, Sequence[Sequence[int]], DecodeParams, StopCheck | None], list[DecodeResult]]
 
 STRATEGIES: dict[str, Strategy] = {"greedy": greedy, "aggressive": aggressive, "beam": beam, "sample": sample}
+# Strategies whose batch can change between passes (iteration-level batching).
+CONTINUOUS: dict[str, type[ContinuousDecoder[Any]]] = {"greedy": GreedyDecoder, "aggressive": AggressiveDecoder}
 # Parameter checks run before any work, so bad settings fail even when every source is empty.
 CHECKS: dict[str, Callable[[DecodeParams], None]] = {"beam": check_beam_params, "sample": check_sampling_params}
 
 __all__ = [
+    "CONTINUOUS",
     "STRATEGIES",
     "DecodeParams",
     "DecodeResult",
@@ -78,6 +83,13 @@ class Engine:
             for i, result in zip(work, decoded, strict=True):
                 results[i] = result
         return results
+
+    def continuous(self, strategy: str, params: DecodeParams | None = None) -> ContinuousDecoder[Any]:
+        """A decoder that sources join between passes (``CONTINUOUS`` strategies only). Unlike
+        ``generate``, it neither skips empty sources nor checks lengths: its caller does."""
+        if strategy not in CONTINUOUS:
+            raise ValueError(f"{strategy!r} decodes closed batches only; continuous: {', '.join(sorted(CONTINUOUS))}")
+        return CONTINUOUS[strategy](self.model, params or DecodeParams())
 
     def release_memory(self) -> None:
         """Give back what the sessions' memory arenas hold beyond the runs in flight (see ``Seq2SeqModel``)."""

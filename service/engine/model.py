@@ -101,6 +101,17 @@ class Seq2SeqModel:
         cross_kv, mask = self.encode(sources)
         return DecoderState(self, cross_kv, mask, stop)
 
+    def empty_state(self, stop: StopCheck | None = None) -> DecoderState:
+        """A decoder state of no rows, for ``join`` to fill; ``stop`` is asked before each pass."""
+        m = self.manifest
+        cross_kv = np.zeros((m.decoder_layers, 2, 0, m.decoder_heads, 0, m.head_dim), dtype=np.float32)
+        return DecoderState(self, cross_kv, np.zeros((0, 0), dtype=np.int64), stop)
+
+    def join(self, state: DecoderState, slots: np.ndarray, sources: Sequence[Sequence[int]]) -> None:
+        """Encode ``sources`` (one encoder run) into rows ``slots`` of ``state`` (see ``DecoderState.place``)."""
+        cross_kv, mask = self.encode(sources)
+        state.place(slots, cross_kv, mask)
+
 
 class DecoderState:
     """The decoding state of a batch: cross-attention inputs and a per-row KV cache."""
@@ -130,9 +141,14 @@ class DecoderState:
         return self.cache.lengths
 
     def step(
-        self, tokens: np.ndarray, counts: np.ndarray | None = None, run_options: ort.RunOptions | None = None
+        self,
+        tokens: np.ndarray,
+        counts: np.ndarray | None = None,
+        rows: np.ndarray | None = None,
+        run_options: ort.RunOptions | None = None,
     ) -> np.ndarray:
-        """Feed ``tokens [B,T]``; row b's first ``counts[b]`` tokens are real (rest padding).
+        """Feed ``tokens [B,T]`` to every row, or to ``rows`` only (then B = ``len(rows)``); row b's
+        first ``counts[b]`` tokens are real (rest padding).
 
         Returns ``logits [B,T,V]``; the real tokens' keys/values join the cache. Raises
         ``DecodingStoppedError`` instead when the state's ``stop`` check says so.
@@ -142,23 +158,24 @@ class DecoderState:
         batch, width = tokens.shape
         if counts is None:
             counts = np.full(batch, width, dtype=np.int64)
-        past_kv, past_mask = self.cache.view()
+        past_kv, past_mask = self.cache.view(rows)
+        lengths = self.cache.lengths if rows is None else self.cache.lengths[rows]
         # Padding after a short row's real tokens may run past the last position; its outputs
         # are never used, so clamping keeps it inside the position table.
-        positions = np.minimum(self.cache.lengths[:, None] + np.arange(width)[None, :], self.max_position)
+        positions = np.minimum(lengths[:, None] + np.arange(width)[None, :], self.max_position)
         feeds = {
             "input_ids": tokens.astype(np.int64, copy=False),
             "position_ids": positions,
             "past_kv": past_kv,
             "past_mask": past_mask,
         }
-        if self.device_inputs is not None:
+        if self.device_inputs is not None and rows is None:
             logits, new_kv = run_bound(self.session, feeds, self.device_inputs, ("logits", "new_kv"), run_options)
         else:
-            feeds["cross_kv"] = self.cross_kv
-            feeds["encoder_mask"] = self.encoder_mask
+            feeds["cross_kv"] = self.cross_kv if rows is None else self.cross_kv[:, :, rows]
+            feeds["encoder_mask"] = self.encoder_mask if rows is None else self.encoder_mask[rows]
             logits, new_kv = self.session.run(None, feeds, run_options)
-        self.cache.append(new_kv, counts)
+        self.cache.append(new_kv, counts, rows)
         self.passes += 1
         return logits
 
@@ -174,8 +191,54 @@ class DecoderState:
         if self.device_inputs is not None:
             self._upload()
 
+    def fit_sources(self, rows: np.ndarray) -> None:
+        """Cut the source axis down to the longest source of ``rows`` (the rows still decoding) once
+        it is under 3/4 of the axis: every pass reads the cross-attention keys/values whole."""
+        needed = int(self.encoder_mask[rows].sum(axis=1).max(initial=1))
+        if needed * 4 >= self.encoder_mask.shape[1] * 3:
+            return
+        self.cross_kv = np.ascontiguousarray(self.cross_kv[:, :, :, :, :needed])
+        self.encoder_mask = np.ascontiguousarray(self.encoder_mask[:, :needed])
+        if self.device_inputs is not None:
+            self._upload()
+
+    def place(self, slots: np.ndarray, cross_kv: np.ndarray, encoder_mask: np.ndarray) -> None:
+        """Put encoded sources into rows ``slots``, whose caches start empty: a slot below ``batch``
+        is a row reused in place, the others are new rows after the existing ones (in order). Only a
+        source longer than the batch's, or new rows, make the per-batch arrays be copied."""
+        source = max(self.encoder_mask.shape[1], encoder_mask.shape[1])
+        if self.encoder_mask.shape[1] < source:
+            self.cross_kv = _pad_axis(self.cross_kv, 4, source)
+            self.encoder_mask = _pad_axis(self.encoder_mask, 1, source)
+        extra = int((slots >= self.batch).sum())
+        if extra:
+            shape = list(self.cross_kv.shape)
+            shape[2] = extra
+            new_rows = np.zeros(shape, dtype=cross_kv.dtype)
+            self.cross_kv = np.concatenate([self.cross_kv, new_rows], axis=2) if self.batch else new_rows
+            self.encoder_mask = np.concatenate([self.encoder_mask, np.zeros((extra, source), dtype=np.int64)])
+            self.cache.add_rows(extra)
+        width = encoder_mask.shape[1]
+        self.cross_kv[:, :, slots, :, :width] = cross_kv
+        self.cross_kv[:, :, slots, :, width:] = 0
+        self.encoder_mask[slots] = 0
+        self.encoder_mask[slots, :width] = encoder_mask
+        self.cache.empty(slots)
+        if self.device_inputs is not None:
+            self._upload()
+
     def _upload(self) -> None:
         """Put the per-batch decoder inputs on the device (once per batch and per row change)."""
         assert self.device_inputs is not None
         self.device_inputs.put("cross_kv", self.cross_kv)
         self.device_inputs.put("encoder_mask", self.encoder_mask)
+
+
+def _pad_axis(array: np.ndarray, axis: int, size: int) -> np.ndarray:
+    """``array`` zero-padded at the end of ``axis`` to ``size``."""
+    missing = size - array.shape[axis]
+    if missing == 0:
+        return array
+    widths = [(0, 0)] * array.ndim
+    widths[axis] = (0, missing)
+    return np.pad(array, widths)

@@ -160,7 +160,9 @@ class Pipeline:
                 max_queue=s.max_queue,
                 admit_within=s.admit_within,
             )
-            self.queues = LocalQueues(engines, policy, MetricsHooks(self.metrics, self.stats))
+            self.queues = LocalQueues(
+                engines, policy, MetricsHooks(self.metrics, self.stats), continuous=s.continuous_batching
+            )
         await self.queues.start()
         model_key = f"{self.manifest.name}\x1f{self.manifest.version}\x1f{self.variant}"
         self.decoder = UnitDecoder(self.queues, self.cache, self.codec, self.metrics, model_key, s.max_queue)

@@ -3,7 +3,9 @@
 ``DecodingQueues`` is what the pipeline submits to; it has two transports. ``LocalQueues`` (the
 default) decodes in this process: a pool of ``inference_workers`` engines (ONNX Runtime sessions,
 which accept concurrent runs), worker ``i`` of every queue running on engine ``i``, and the memory
-decoding used going back to the system once it is idle. ``StreamQueues``
+decoding used going back to the system once it is idle. An arm whose strategy allows it decodes
+with iteration-level batching (``continuous``: sentences join and leave the batch between decoder
+passes); the others, and ``generate``, in closed batches. ``StreamQueues``
 (``service.pipeline.stream_queues``, ``gecserve serve --queue URL``) sends the jobs to engine
 workers through Redis Streams. Queues are made when an arm first needs one, so an experiment
 started at run time gets its own.
@@ -16,10 +18,11 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from service.batching import Batcher, BatchPolicy, Job, LocalBatcher
-from service.engine.engine import Engine
+from service.engine.decoding.types import DecodeParams
+from service.engine.engine import CONTINUOUS, Engine
 from service.experiments.arms import Arm
 from service.observability.hooks import MetricsHooks
-from service.pipeline.runners import IdleRelease, decode_batch, decode_by_payload
+from service.pipeline.runners import DecodingSession, IdleRelease, decode_batch, decode_by_payload
 
 __all__ = ["GENERATE_QUEUE", "DecodingQueues", "LocalQueues"]
 
@@ -52,9 +55,12 @@ class DecodingQueues(Protocol):
 class LocalQueues:
     """Queues decoded by this process's engines (see the module docstring)."""
 
-    def __init__(self, engines: Sequence[Engine], policy: BatchPolicy, hooks: MetricsHooks | None) -> None:
+    def __init__(
+        self, engines: Sequence[Engine], policy: BatchPolicy, hooks: MetricsHooks | None, continuous: bool = True
+    ) -> None:
         self.engines = list(engines)
         self.policy = policy
+        self.continuous = continuous
         self.hooks = hooks
         self.batchers: dict[str, Batcher] = {}
         self.idle_release = IdleRelease(self.engines)
@@ -64,7 +70,10 @@ class LocalQueues:
         batcher = self.batchers.get(arm.queue)
         if batcher is None:
             strategy, params = arm.strategy, arm.params
-            batcher = self._start(arm.queue, lambda engine, jobs: decode_batch(engine, jobs, strategy, params))
+            if self.continuous and strategy in CONTINUOUS:
+                batcher = self._start_continuous(arm.queue, strategy, params)
+            else:
+                batcher = self._start(arm.queue, lambda engine, jobs: decode_batch(engine, jobs, strategy, params))
         return batcher
 
     def generate(self) -> Batcher:
@@ -78,6 +87,18 @@ class LocalQueues:
                 self.idle_release.batch_ended()
 
         batcher = LocalBatcher(self.policy, runner, workers=len(self.engines), name=name, hooks=self.hooks)
+        batcher.start()
+        self.batchers[name] = batcher
+        return batcher
+
+    def _start_continuous(self, name: str, strategy: str, params: DecodeParams) -> LocalBatcher:
+        def session(worker: int) -> DecodingSession:
+            engine = self.engines[worker % len(self.engines)]
+            return DecodingSession(engine, strategy, params, self.policy.max_batch_size, self.idle_release.batch_ended)
+
+        batcher = LocalBatcher(
+            self.policy, None, workers=len(self.engines), name=name, hooks=self.hooks, sessions=session
+        )
         batcher.start()
         self.batchers[name] = batcher
         return batcher

@@ -2,7 +2,10 @@
 own process or in ``gecserve worker``.
 
 A batch is abandoned between decoder passes once every job in it is past its deadline, so no engine
-time is spent on answers nobody waits for. Jobs that carry their own decoding (``/v1/generate``, and
+time is spent on answers nobody waits for. ``DecodingSession`` is iteration-level batching for a
+queue whose strategy allows it (greedy, aggressive): jobs join its decoder between passes, each
+leaves as soon as its sentence is done, and a job past its deadline leaves unfinished.
+Jobs that carry their own decoding (``/v1/generate``, and
 every job a remote worker reads) are grouped by it. A batch the engine raises on is decoded again one
 job at a time, so bad settings or a sentence that breaks the engine fail only their own jobs.
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,10 +26,10 @@ from typing import Any
 
 from service.batching import DeadlineExceededError, Job
 from service.engine.allocator import release_free_memory
-from service.engine.decoding.types import DecodeParams, DecodeResult
-from service.engine.engine import DecodingStoppedError, Engine
+from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis
+from service.engine.engine import DecodingStoppedError, Engine, InputTooLongError
 
-__all__ = ["IDLE_S", "IdleRelease", "Outcome", "decode_batch", "decode_by_payload"]
+__all__ = ["IDLE_S", "DecodingSession", "IdleRelease", "Outcome", "decode_batch", "decode_by_payload"]
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +84,96 @@ def decode_by_payload(engine: Engine, jobs: Sequence[Job]) -> list[Any]:
         for index, outcome in zip(indices, decoded, strict=True):
             outcomes[index] = outcome
     return outcomes
+
+
+class DecodingSession:
+    """One worker's iteration-level decoding of a queue's strategy (a ``Session`` of the batcher).
+
+    ``advance`` joins the new jobs (one encoder run), then runs decoder passes until a job finishes,
+    or new work is queued (``wake``) while the session has fewer than ``max_rows`` jobs. If the
+    decoder raises, the jobs it held are decoded again one at a time as closed batches, so only a
+    job that fails by itself gets the exception.
+    """
+
+    def __init__(
+        self, engine: Engine, strategy: str, params: DecodeParams, max_rows: int, ended: Callable[[], None]
+    ) -> None:
+        self.engine = engine
+        self.strategy = strategy
+        self.params = params
+        self.max_rows = max_rows
+        self.ended = ended
+        self._decoder = engine.continuous(strategy, params)
+        self._held: dict[int, tuple[Job, float, int]] = {}  # handle -> job, when it joined, rows then
+
+    @property
+    def active(self) -> int:
+        return len(self._held)
+
+    def advance(self, joining: list[Job], wake: threading.Event) -> list[tuple[Job, Any]]:
+        try:
+            outcomes = self._join(joining)
+            try:
+                while self._held:
+                    outcomes.extend(self._drop_expired())
+                    if not self._held:
+                        break
+                    finished = time.monotonic()
+                    for handle, result in self._decoder.step():
+                        job, joined, rows = self._held.pop(handle)
+                        outcomes.append((job, Outcome(result, joined, finished, rows)))
+                    if outcomes or (wake.is_set() and len(self._held) < self.max_rows):
+                        break
+            except Exception as error:
+                outcomes.extend(self._recover(error))
+            return outcomes
+        finally:
+            self.ended()
+
+    def _join(self, jobs: list[Job]) -> list[tuple[Job, Any]]:
+        now = time.monotonic()
+        outcomes: list[tuple[Job, Any]] = []
+        readable = []
+        for job in jobs:
+            if not job.tokens:
+                outcomes.append((job, Outcome(DecodeResult(tokens=[], hypotheses=[Hypothesis([], 0.0)]), now, now, 1)))
+            elif len(job.tokens) > self.engine.max_source_tokens:
+                too_long = f"source of {len(job.tokens)} tokens is longer than the model maximum"
+                outcomes.append((job, InputTooLongError(f"{too_long} {self.engine.max_source_tokens}")))
+            else:
+                readable.append(job)
+        if readable:
+            rows = len(self._held) + len(readable)
+            try:
+                handles = self._decoder.join([job.tokens for job in readable])
+            except Exception as error:  # the encoder failed on these: each alone, as a closed batch
+                log.warning("joining %d jobs failed (%s); decoding them one by one", len(readable), error)
+                return outcomes + [
+                    (job, out)
+                    for job in readable
+                    for out in decode_batch(self.engine, [job], self.strategy, self.params)
+                ]
+            for handle, job in zip(handles, readable, strict=True):
+                self._held[handle] = (job, now, rows)
+        return outcomes
+
+    def _drop_expired(self) -> list[tuple[Job, Any]]:
+        now = time.monotonic()
+        expired = [handle for handle, (job, _, _) in self._held.items() if job.expired(now)]
+        if not expired:
+            return []
+        self._decoder.drop(expired)
+        error = DeadlineExceededError("abandoned while decoding: its caller was past its deadline")
+        return [(self._held.pop(handle)[0], error) for handle in expired]
+
+    def _recover(self, error: Exception) -> list[tuple[Job, Any]]:
+        held = [job for job, _, _ in self._held.values()]
+        log.warning(
+            "a session of %d failed (%s: %s); decoding its jobs one by one", len(held), type(error).__name__, error
+        )
+        self._held.clear()
+        self._decoder = self.engine.continuous(self.strategy, self.params)
+        return [(job, out) for job in held for out in decode_batch(self.engine, [job], self.strategy, self.params)]
 
 
 class IdleRelease:

@@ -31,7 +31,8 @@ HOLD_S = 30.0  # a held batch is let go after this long even if a failing test n
 
 @dataclass
 class HeldEngine:
-    """Every engine's ``generate`` waits for ``release`` and raises on ``BREAKING``; batch sizes are kept."""
+    """Every engine's model waits for ``release`` before it encodes a batch (one it decodes to the end,
+    or sentences joining a running batch) and raises on ``BREAKING``; the sources of each are kept."""
 
     release: threading.Event = field(default_factory=threading.Event)
     entered: threading.Event = field(default_factory=threading.Event)
@@ -40,16 +41,19 @@ class HeldEngine:
     def hold(self, pipeline: Pipeline) -> None:
         breaking = pipeline.preprocessor.encode(BREAKING)
         for engine in pipeline.queues.engines:
-            engine.generate = self._wrap(engine.generate, breaking)
+            model = engine.model
+            model.start = self._wrap(model.start, lambda sources, stop=None: sources, breaking)
+            model.join = self._wrap(model.join, lambda state, slots, sources: sources, breaking)
 
-    def _wrap(self, generate: Callable, breaking: list[int]) -> Callable:
-        def held(sources, *args, **kwargs):
+    def _wrap(self, encode: Callable, sources_of: Callable, breaking: list[int]) -> Callable:
+        def held(*args, **kwargs):
+            sources = sources_of(*args, **kwargs)
             self.batches.append([list(s) for s in sources])
             self.entered.set()
             self.release.wait(HOLD_S)
             if any(list(s) == breaking for s in sources):
                 raise RuntimeError("the engine failed on this batch")
-            return generate(sources, *args, **kwargs)
+            return encode(*args, **kwargs)
 
         return held
 

@@ -569,3 +569,122 @@ def test_an_idle_batcher_does_not_wait_to_fill(idle_dispatch: bool, clock: Clock
         assert [len(batch) for batch in runner.batches] == [1, 4]
 
     asyncio.run(main())
+
+
+class SteppedSession:
+    """A session whose jobs need ``tokens[0]`` passes each; every pass waits for the test to
+    release it, so which jobs ran together is known without racing the clock."""
+
+    def __init__(self, max_rows: int) -> None:
+        self.max_rows = max_rows
+        self.held: dict[Job, int] = {}
+        self.joins: list[tuple[list[int], int]] = []  # (joining job ids, rows already running)
+        self.finished: list[int] = []
+        self.passes = threading.Semaphore(0)
+        self.most_rows = 0
+
+    @property
+    def active(self) -> int:
+        return len(self.held)
+
+    def advance(self, joining: list[Job], wake: threading.Event) -> list[tuple[Job, Any]]:
+        self.joins.append(([job.id for job in joining], len(self.held)))
+        for job in joining:
+            if job.payload == "boom":
+                raise RuntimeError("decoder broke")
+            self.held[job] = job.tokens[0]
+        self.most_rows = max(self.most_rows, len(self.held))
+        done: list[tuple[Job, Any]] = []
+        while self.held:
+            assert self.passes.acquire(timeout=BOUND)
+            for job in list(self.held):
+                self.held[job] -= 1
+                if self.held[job] == 0:
+                    del self.held[job]
+                    done.append((job, result_of(job)))
+                    self.finished.append(job.id)
+            if done or (wake.is_set() and len(self.held) < self.max_rows):
+                break
+        return done
+
+
+def _stepped(policy: BatchPolicy) -> tuple[LocalBatcher, SteppedSession]:
+    session = SteppedSession(policy.max_batch_size)
+    return LocalBatcher(policy, None, sessions=lambda worker: session), session
+
+
+def test_jobs_join_a_running_session_and_leave_when_done() -> None:
+    async def main() -> None:
+        batcher, session = _stepped(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS))
+        batcher.start()
+        long = Job(tokens=[5])
+        long_task = asyncio.ensure_future(batcher.submit(long))
+        await wait_until(lambda: len(session.joins) == 1)
+        short = Job(tokens=[1])
+        short_task = asyncio.ensure_future(batcher.submit(short))
+        await wait_until(lambda: batcher.depth == 1)
+        session.passes.release()  # one pass of the long job; the session then makes room
+        await wait_until(lambda: len(session.joins) == 2)
+        assert session.joins[1] == ([short.id], 1)  # joined while the long job was running
+        session.passes.release(10)
+        assert await asyncio.wait_for(short_task, BOUND) == (2,)
+        assert await asyncio.wait_for(long_task, BOUND) == (10,)
+        assert session.finished == [short.id, long.id]
+        await batcher.stop()
+
+    asyncio.run(main())
+
+
+def test_a_session_never_holds_more_than_the_batch_size() -> None:
+    async def main() -> None:
+        batcher, session = _stepped(BatchPolicy(max_batch_size=2, max_wait_ms=HOUR_MS))
+        batcher.start()
+        session.passes.release(1000)
+        jobs = [Job(tokens=[1 + i % 3]) for i in range(9)]
+        results = await asyncio.wait_for(asyncio.gather(*(batcher.submit(job) for job in jobs)), BOUND)
+        assert results == [result_of(job) for job in jobs]
+        assert session.most_rows == 2
+        assert batcher.in_flight == 0
+        await batcher.stop()
+
+    asyncio.run(main())
+
+
+def test_a_failing_session_fails_the_jobs_it_holds_and_the_worker_continues() -> None:
+    async def main() -> None:
+        batcher, session = _stepped(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS))
+        batcher.start()
+        held = asyncio.ensure_future(batcher.submit(Job(tokens=[3])))
+        await wait_until(lambda: len(session.joins) == 1)
+        boom = asyncio.ensure_future(batcher.submit(Job(tokens=[1], payload="boom")))
+        await wait_until(lambda: batcher.depth == 1)
+        session.passes.release()
+        for task in (held, boom):
+            with pytest.raises(RuntimeError, match="decoder broke"):
+                await asyncio.wait_for(task, BOUND)
+        session.held.clear()  # the real session starts over after a failure
+        session.passes.release(5)
+        assert await asyncio.wait_for(batcher.submit(Job(tokens=[2])), BOUND) == (4,)
+        assert batcher.in_flight == 0
+        await batcher.stop()
+
+    asyncio.run(main())
+
+
+def test_stop_drains_a_running_session() -> None:
+    async def main() -> None:
+        batcher, session = _stepped(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS))
+        batcher.start()
+        running = asyncio.ensure_future(batcher.submit(Job(tokens=[4])))
+        await wait_until(lambda: len(session.joins) == 1)
+        stopping = asyncio.ensure_future(batcher.stop(drain=True, timeout=BOUND))
+        session.passes.release(4)
+        assert await asyncio.wait_for(running, BOUND) == (8,)
+        await stopping
+
+    asyncio.run(main())
+
+
+def test_a_batcher_takes_a_runner_or_sessions() -> None:
+    with pytest.raises(ValueError, match="either a runner or sessions"):
+        LocalBatcher(BatchPolicy(), None)

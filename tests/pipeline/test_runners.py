@@ -1,12 +1,18 @@
-"""The runners: jobs carrying their own decoding are grouped by it, and a bad group fails alone."""
+"""The runners: jobs carrying their own decoding are grouped by it, and a bad group fails alone; a
+decoding session's jobs join between passes, leave when done or past their deadline, and a job
+that breaks the engine fails alone."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
-from service.batching import Job
+from service.batching import DeadlineExceededError, Job
 from service.engine.decoding.types import DecodeParams
-from service.pipeline.runners import Outcome, decode_by_payload
+from service.engine.engine import InputTooLongError
+from service.pipeline.runners import DecodingSession, Outcome, decode_by_payload
 from tests.engine.conftest import SENTENCES, engine_for
 
 BEAM = ("beam", DecodeParams(num_beams=3, num_return_sequences=2))
@@ -38,3 +44,61 @@ def test_a_job_decodes_the_same_alone_and_among_other_settings(payload) -> None:
     mixed = decode_by_payload(engine, [Job(tokens, payload=p) for p in (GREEDY, payload, BAD)])[1]
     alone = decode_by_payload(engine, [Job(tokens, payload=payload)])[0]
     assert mixed.result.to_json() == alone.result.to_json()
+
+
+def _session(strategy: str = "aggressive") -> tuple[DecodingSession, list[int]]:
+    ended: list[int] = []
+    engine = engine_for()
+    return DecodingSession(engine, strategy, DecodeParams(), 4, lambda: ended.append(1)), ended
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "aggressive"])
+def test_session_jobs_joining_between_passes_get_what_greedy_gives_alone(strategy: str) -> None:
+    session, ended = _session(strategy)
+    engine = session.engine
+    jobs = [Job(tokens) for tokens in engine.codec.encode_batch([s for s in SENTENCES if s] * 2)]
+    waiting, outcomes, calls = list(jobs), {}, 0
+    while waiting or session.active:
+        joining, waiting = waiting[:2], waiting[2:]
+        for job, outcome in session.advance(joining, threading.Event()):
+            outcomes[job] = outcome
+        calls += 1
+    assert len(ended) == calls
+    for job in jobs:
+        assert outcomes[job].result.tokens == engine.generate([job.tokens], "greedy")[0].tokens
+    assert max(outcome.batch_size for outcome in outcomes.values()) > 2  # joined a running batch
+
+
+def test_session_returns_early_when_work_waits_and_it_has_room() -> None:
+    session, _ = _session("greedy")
+    tokens = session.engine.codec.encode_batch(["The cat likes teh old car and the dog likes the cat very much."])[0]
+    wake = threading.Event()
+    wake.set()
+    assert session.advance([Job(tokens)], wake) == []  # one pass, then back for the waiting work
+    assert session.active == 1
+    finished = []
+    while session.active:
+        finished += session.advance([], threading.Event())
+    assert len(finished) == 1
+
+
+def test_session_drops_jobs_past_their_deadline_and_answers_the_odd_ones_at_once() -> None:
+    session, _ = _session()
+    good, late = session.engine.codec.encode_batch(["i saw a apple yesterday", "Tom found an honest owl."])
+    jobs = [
+        Job(good),
+        Job(late, deadline=time.monotonic() - 1),
+        Job([]),
+        Job([5] * (session.engine.max_source_tokens + 1)),
+        Job([399, 10**6]),  # an id past the vocabulary: the encoder refuses this one alone
+    ]
+    outcomes = {}
+    waiting = list(jobs)
+    while waiting or session.active:
+        outcomes.update(session.advance(waiting, threading.Event()))
+        waiting = []
+    assert outcomes[jobs[0]].result.tokens == session.engine.generate([good], "greedy")[0].tokens
+    assert isinstance(outcomes[jobs[1]], DeadlineExceededError)
+    assert outcomes[jobs[2]].result.tokens == []
+    assert isinstance(outcomes[jobs[3]], InputTooLongError)
+    assert isinstance(outcomes[jobs[4]], Exception) and not isinstance(outcomes[jobs[4]], Outcome)

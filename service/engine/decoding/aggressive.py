@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from service.engine.decoding.types import DecodeParams, DecodeResult, default_max_new_tokens, top_gap
+from service.engine.decoding.continuous import ContinuousDecoder
+from service.engine.decoding.types import DecodeParams, DecodeResult, top_gap
 from service.engine.model import Seq2SeqModel, StopCheck
 
 MAX_ANCHOR = 3
@@ -65,66 +66,86 @@ def _accepts(params: DecodeParams, position_logits: np.ndarray, argmax: int, tok
     return False
 
 
-def aggressive(
-    model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams, stop: StopCheck | None = None
-) -> list[DecodeResult]:
-    """Decode every source with input-guided aggressive decoding."""
-    m = model.manifest
-    eos, pad = m.eos_token_id, m.pad_token_id
-    prefix = list(m.decoder_prefix_ids)
-    rows = [
-        _Row(
-            draft=[*s, eos],
-            anchors=_anchors(s),
-            limit=params.max_new_tokens or default_max_new_tokens(len(s), m.max_target_positions, len(prefix)),
-            pending=list(prefix),
+def split_blocks(widths: Sequence[int], pass_cost: float) -> list[list[int]]:
+    """Rows grouped for one pass each, so that narrow blocks are not padded to the widest.
+
+    A pass costs about ``pass_cost`` token positions on top of its rows times its width; the
+    rows are split at the width that minimises that cost (at most two groups: rows decoding a
+    token or two apart from rows verifying drafts), or kept together when a split saves less.
+    """
+    order = sorted(range(len(widths)), key=lambda i: widths[i])
+    best_cost, best_split = len(order) * widths[order[-1]], len(order)
+    for split in range(1, len(order)):
+        narrow, wide = widths[order[split - 1]], widths[order[-1]]
+        cost = pass_cost + split * narrow + (len(order) - split) * wide
+        if cost < best_cost:
+            best_cost, best_split = cost, split
+    groups = [order[:best_split], order[best_split:]]
+    return [sorted(group) for group in groups if group]
+
+
+class AggressiveDecoder(ContinuousDecoder[_Row]):
+    """Each pass verifies every row's draft and keeps the longest prefix greedy would produce."""
+
+    def new_row(self, source: Sequence[int]) -> _Row:
+        m = self.manifest
+        return _Row(
+            draft=[*source, m.eos_token_id],
+            anchors=_anchors(source),
+            limit=self.limit(source),
+            pending=list(m.decoder_prefix_ids),
         )
-        for s in sources
-    ]
-    state = model.start(sources, stop)
-    active = list(range(len(rows)))
-    while active:
-        blocks = []
-        for index in active:
-            row = rows[index]
+
+    def advance(self) -> list[int]:
+        params, m = self.params, self.manifest
+        busy = self.busy()
+        if not busy:
+            return []
+        blocks: list[list[int]] = [[] for _ in self.rows]  # free slots: nothing
+        for slot, row in busy:
             room = row.limit - len(row.result.tokens) - 1  # leave room for the model's own token
             drafted = [] if row.pointer is None else row.draft[row.pointer : row.pointer + min(room, params.max_draft)]
-            blocks.append(row.pending + drafted)
-        width = max(len(b) for b in blocks)
-        tokens = np.full((len(blocks), width), pad, dtype=np.int64)
-        counts = np.array([len(b) for b in blocks], dtype=np.int64)
-        for i, block in enumerate(blocks):
-            tokens[i, : len(block)] = block
-        before = state.lengths.copy()
-        logits = state.step(tokens, counts)
-        chosen = logits.argmax(-1)
+            blocks[slot] = row.pending + drafted
+        before = self.state.lengths.copy()
+        logits: dict[int, np.ndarray] = {}
+        for group in self._groups(blocks, busy):
+            width = max(len(blocks[slot]) for slot in group)
+            tokens = np.full((len(group), width), m.pad_token_id, dtype=np.int64)
+            counts = np.array([len(blocks[slot]) for slot in group], dtype=np.int64)
+            for j, slot in enumerate(group):
+                tokens[j, : len(blocks[slot])] = blocks[slot]
+            rows = None if len(group) == len(self.rows) else np.array(group, dtype=np.int64)
+            out = self.state.step(tokens, counts, rows)
+            for j, slot in enumerate(group):
+                logits[slot] = out[j]
 
-        keep, lengths = [], np.zeros(len(active), dtype=np.int64)
-        for i, index in enumerate(active):
-            row, result = rows[index], rows[index].result
+        done, lengths = [], before.copy()
+        for slot, row in busy:
+            result, scores = row.result, logits[slot]
+            chosen = scores.argmax(-1)
             base = len(row.pending) - 1
-            drafted = blocks[i][len(row.pending) :]
+            drafted = blocks[slot][len(row.pending) :]
             matched = 0
             while matched < len(drafted) and _accepts(
-                params, logits[i, base + matched], int(chosen[i, base + matched]), drafted[matched], matched
+                params, scores[base + matched], int(chosen[base + matched]), drafted[matched], matched
             ):
                 matched += 1
-            gained = [*drafted[:matched], int(chosen[i, base + matched])]
+            gained = [*drafted[:matched], int(chosen[base + matched])]
             if params.record_gaps:
-                result.gaps.extend(top_gap(logits[i, base + k]) for k in range(len(gained)))
+                result.gaps.extend(top_gap(scores[base + k]) for k in range(len(gained)))
             result.passes += 1
-            lengths[i] = before[i] + len(row.pending) + matched
-            done = False
-            if eos in gained:
-                gained = gained[: gained.index(eos)]
-                done = True
+            lengths[slot] = before[slot] + len(row.pending) + matched
+            finished = False
+            if m.eos_token_id in gained:
+                gained = gained[: gained.index(m.eos_token_id)]
+                finished = True
             result.tokens.extend(gained)
-            result.accepted.append(len(gained) + (1 if done else 0))
-            if not done and len(result.tokens) >= row.limit:
-                result.finished, done = False, True
-            if done:
+            result.accepted.append(len(gained) + (1 if finished else 0))
+            if not finished and len(result.tokens) >= row.limit:
+                result.finished, finished = False, True
+            if finished:
+                done.append(slot)
                 continue
-            keep.append(i)
             row.pending = [result.tokens[-1]]
             if row.pointer is not None and matched == len(drafted):
                 row.pointer += matched
@@ -132,9 +153,24 @@ def aggressive(
                     row.pointer += 1
                     continue
             row.pointer = realign(result.tokens, row.anchors)
-        state.truncate(lengths)
-        if len(keep) < len(active):
-            keep_rows = np.array(keep, dtype=np.int64)
-            state.select(keep_rows)
-            active = [active[i] for i in keep]
-    return [row.result for row in rows]
+        self.state.truncate(lengths)
+        return done
+
+    def _groups(self, blocks: list[list[int]], busy: list[tuple[int, _Row]]) -> list[list[int]]:
+        """The slots fed by each pass: all of them in one pass (free ones padded), or with
+        ``pass_cost`` the busy ones split by block width (``split_blocks``)."""
+        if not self.params.pass_cost:
+            return [list(range(len(self.rows)))]
+        slots = [slot for slot, _ in busy]
+        groups = split_blocks([len(blocks[slot]) for slot in slots], self.params.pass_cost)
+        return [[slots[i] for i in group] for group in groups]
+
+    def result(self, row: _Row) -> DecodeResult:
+        return row.result
+
+
+def aggressive(
+    model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams, stop: StopCheck | None = None
+) -> list[DecodeResult]:
+    """Decode every source with input-guided aggressive decoding."""
+    return AggressiveDecoder(model, params, stop).run(sources)

@@ -3,47 +3,64 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from service.engine.decoding.types import DecodeParams, DecodeResult, default_max_new_tokens, top_gap
+from service.engine.decoding.continuous import ContinuousDecoder
+from service.engine.decoding.types import DecodeParams, DecodeResult, top_gap
 from service.engine.model import Seq2SeqModel, StopCheck
+
+
+@dataclass
+class _Row:
+    limit: int
+    feed: list[int]  # tokens for the next pass: the decoder prefix, then the last token
+    result: DecodeResult
+
+
+class GreedyDecoder(ContinuousDecoder[_Row]):
+    """Each pass feeds every row its last token and appends the argmax."""
+
+    def new_row(self, source: Sequence[int]) -> _Row:
+        return _Row(self.limit(source), list(self.manifest.decoder_prefix_ids), DecodeResult(tokens=[]))
+
+    def advance(self) -> list[int]:
+        busy = self.busy()
+        if not busy:
+            return []
+        counts = np.zeros(len(self.rows), dtype=np.int64)
+        for slot, row in busy:
+            counts[slot] = len(row.feed)
+        tokens = np.full((len(self.rows), int(counts.max())), self.manifest.pad_token_id, dtype=np.int64)
+        for slot, row in busy:
+            tokens[slot, : len(row.feed)] = row.feed
+        last = self.state.step(tokens, counts)[np.arange(len(self.rows)), np.maximum(counts - 1, 0)]
+        chosen = last.argmax(-1)
+        done = []
+        for slot, row in busy:
+            result = row.result
+            result.passes += 1
+            result.accepted.append(1)
+            if self.params.record_gaps:
+                result.gaps.append(top_gap(last[slot]))
+            token = int(chosen[slot])
+            if token == self.manifest.eos_token_id:
+                done.append(slot)
+                continue
+            result.tokens.append(token)
+            row.feed = [token]
+            if len(result.tokens) >= row.limit:
+                result.finished = False
+                done.append(slot)
+        return done
+
+    def result(self, row: _Row) -> DecodeResult:
+        return row.result
 
 
 def greedy(
     model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams, stop: StopCheck | None = None
 ) -> list[DecodeResult]:
     """Decode every source greedily; rows leave the batch as they finish."""
-    m = model.manifest
-    prefix = np.array(m.decoder_prefix_ids, dtype=np.int64)
-    results = [DecodeResult(tokens=[]) for _ in sources]
-    limits = [
-        params.max_new_tokens or default_max_new_tokens(len(s), m.max_target_positions, len(prefix)) for s in sources
-    ]
-    state = model.start(sources, stop)
-    active = np.arange(len(sources))
-    tokens = np.tile(prefix, (len(sources), 1))
-    while len(active):
-        last = state.step(tokens)[:, -1]
-        chosen = last.argmax(-1)
-        keep = []
-        for i, row in enumerate(active):
-            result = results[row]
-            result.passes += 1
-            result.accepted.append(1)
-            if params.record_gaps:
-                result.gaps.append(top_gap(last[i]))
-            token = int(chosen[i])
-            if token == m.eos_token_id:
-                continue
-            result.tokens.append(token)
-            if len(result.tokens) >= limits[row]:
-                result.finished = False
-                continue
-            keep.append(i)
-        if len(keep) < len(active):
-            keep_rows = np.array(keep, dtype=np.int64)
-            state.select(keep_rows)
-            active, chosen = active[keep_rows], chosen[keep_rows]
-        tokens = chosen[:, None].astype(np.int64)
-    return results
+    return GreedyDecoder(model, params, stop).run(sources)

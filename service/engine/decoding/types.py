@@ -32,6 +32,10 @@ class DecodeParams:
     # fastest on the default model (README benchmarks). On a GPU a longer draft is nearly free.
     max_draft: int = 16
     relaxed_top_k: int = 1
+    # aggressive decoding: a pass costs about this many token positions besides its rows x width;
+    # rows are split into two passes (narrow blocks apart from long drafts) where that saves more
+    # (0: one padded pass, as on a GPU, where padding is nearly free)
+    pass_cost: float = 0.0
     min_block: int = 0
     # diagnostics: record the top-1 minus top-2 logit of every generated token
     record_gaps: bool = False

@@ -1,0 +1,151 @@
+"""``gecserve bench decoding --arrivals``: sentences arriving as a Poisson stream, decoded through the
+service's own batcher (``LocalBatcher`` with the served path's runners), as served rather than as
+closed batches.
+
+    gecserve bench decoding --model models/gec-default --input dev.txt --arrivals 200,400,max \\
+        [--strategies greedy,aggressive] [--batching closed,continuous] [--rounds 2] [--limit N] [--json OUT]
+
+For each strategy, batching and arrival rate (sentences/s; ``max`` = all at once, the saturation
+throughput): one job per sentence submitted at its arrival time, in input order; a sentence's latency
+is from its arrival to its answer. Reported: offered and achieved sentences/s (achieved = sentences
+over the time from the first arrival to the last answer), latency mean/p50/p95/p99, the mean rows per
+decoder batch, and whether every output equals greedy decoding's. With ``--rounds N`` every
+configuration runs N times, the configurations interleaved (so that a noisy machine slows all of them
+alike); latencies are pooled and the rate is sentences over the summed spans.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from service.batching import BatchPolicy, Job, LocalBatcher
+from service.batching.batcher import NullHooks
+from service.bench.report import latency_summary
+from service.engine.decoding.types import DecodeParams
+from service.engine.engine import Engine
+from service.pipeline.runners import DecodingSession, decode_batch
+
+COLUMNS = [
+    "strategy",
+    "batching",
+    "offered_per_s",
+    "sent_per_s",
+    "mean_ms",
+    "p50_ms",
+    "p95_ms",
+    "p99_ms",
+    "rows_per_batch",
+    "identical_to_greedy",
+]
+
+
+class _Rows(NullHooks):
+    """Counts the rows of every batch the batcher starts (for a continuous session: rows after a join)."""
+
+    def __init__(self) -> None:
+        self.batches = 0
+        self.rows = 0
+
+    def on_batch(self, name: str, size: int, padded_tokens: int) -> None:
+        self.batches += 1
+        self.rows += size
+
+
+def arrival_times(count: int, rate: float, seed: int = 0) -> list[float]:
+    """Seconds from the start at which each of ``count`` jobs arrives: a Poisson stream of ``rate``
+    per second (all at 0 when ``rate`` is infinite)."""
+    if math.isinf(rate):
+        return [0.0] * count
+    rng = random.Random(seed)
+    times, now = [], 0.0
+    for _ in range(count):
+        now += rng.expovariate(rate)
+        times.append(now)
+    return times
+
+
+def make_batcher(
+    engine: Engine, strategy: str, params: DecodeParams, batching: str, policy: BatchPolicy, hooks: _Rows
+) -> LocalBatcher:
+    """A one-worker batcher over ``engine`` as the service builds it for an arm."""
+    if batching == "continuous":
+
+        def session(worker: int) -> DecodingSession:
+            return DecodingSession(engine, strategy, params, policy.max_batch_size, lambda: None)
+
+        return LocalBatcher(policy, None, name=strategy, hooks=hooks, sessions=session)
+    runner: Callable[[int, list[Job]], list[Any]] = lambda worker, jobs: decode_batch(engine, jobs, strategy, params)  # noqa: E731
+    return LocalBatcher(policy, runner, name=strategy, hooks=hooks)
+
+
+async def replay(
+    batcher: LocalBatcher, sources: list[list[int]], arrivals: list[float]
+) -> tuple[list[Any], list[float], float]:
+    """Submit each source at its arrival time; outputs, latencies and the span from the first
+    arrival to the last answer."""
+    batcher.start()
+    start = time.perf_counter()
+    latencies = [0.0] * len(sources)
+
+    async def one(index: int) -> Any:
+        delay = start + arrivals[index] - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        arrived = time.perf_counter()
+        outcome = await batcher.submit(Job(tokens=sources[index]))
+        latencies[index] = time.perf_counter() - arrived
+        return outcome.result.tokens
+
+    outputs = await asyncio.gather(*(one(i) for i in range(len(sources))))
+    span = time.perf_counter() - start - arrivals[0]
+    await batcher.stop()
+    return list(outputs), latencies, span
+
+
+def run_arrivals(
+    engine: Engine,
+    sources: list[list[int]],
+    strategies: list[str],
+    batchings: list[str],
+    rates: list[float],
+    params: DecodeParams,
+    policy: BatchPolicy,
+    rounds: int,
+    progress: Callable[[str], None],
+) -> list[dict[str, Any]]:
+    """One row per (rate, strategy, batching), in that order; outputs compared with greedy's
+    closed-batch decoding of each sentence."""
+    reference = [r.tokens for r in engine.generate(sources, "greedy", params)]
+    configs = [(rate, strategy, batching) for rate in rates for strategy in strategies for batching in batchings]
+    runs: dict[tuple[float, str, str], dict[str, Any]] = {
+        config: {"latencies": [], "span": 0.0, "identical": True, "rows": 0, "batches": 0} for config in configs
+    }
+    for _ in range(rounds):
+        for rate, strategy, batching in configs:
+            progress(f"{strategy} {batching} at {rate:g}/s")
+            hooks = _Rows()
+            batcher = make_batcher(engine, strategy, params, batching, policy, hooks)
+            outputs, latencies, span = asyncio.run(replay(batcher, sources, arrival_times(len(sources), rate)))
+            run = runs[(rate, strategy, batching)]
+            run["latencies"] += latencies
+            run["span"] += span
+            run["rows"] += hooks.rows
+            run["batches"] += hooks.batches
+            run["identical"] &= outputs == reference
+    return [
+        {
+            "strategy": strategy,
+            "batching": batching,
+            "offered_per_s": "max" if math.isinf(rate) else rate,
+            "sent_per_s": len(run["latencies"]) / run["span"],
+            **latency_summary(run["latencies"]),
+            "rows_per_batch": run["rows"] / max(1, run["batches"]),
+            "identical_to_greedy": "yes" if run["identical"] else "no",
+        }
+        for (rate, strategy, batching), run in runs.items()
+    ]

@@ -1,0 +1,129 @@
+"""Iteration-level batching: a decoder whose batch changes between passes.
+
+A ``ContinuousDecoder`` holds one ``DecoderState`` whose rows are slots for the sequences being
+decoded. ``join`` encodes new sources (one encoder run for all of them) and puts them into free
+slots, or new ones; ``step`` runs one decoder pass and returns the sequences that finished in it,
+whose slots are free from then on; ``drop`` frees slots without a result (their callers went away).
+A scheduler calls these between passes, so a finished sequence's slot is taken by a waiting
+sentence instead of running empty until the batch's slowest row is done.
+
+A free slot is reused in place (no copy of the batch's arrays), and is fed padding until then;
+once more slots are free than busy, the state is compacted to the busy ones. Every pass reads the
+cross-attention keys/values and the self-attention cache whole, so the source axis is cut back
+when the longest sources leave.
+
+``run`` is the closed batch every strategy also offers: join everything, step until empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from service.engine.decoding.types import DecodeParams, DecodeResult, default_max_new_tokens
+from service.engine.model import DecoderState, DecodingStoppedError, Seq2SeqModel, StopCheck
+
+RowT = TypeVar("RowT")
+
+
+class ContinuousDecoder(Generic[RowT]):
+    """The slots of one decoder state, in state order: a row's state and its caller's handle, or None."""
+
+    def __init__(self, model: Seq2SeqModel, params: DecodeParams, stop: StopCheck | None = None) -> None:
+        self.model = model
+        self.params = params
+        self.manifest = model.manifest
+        self.state: DecoderState = model.empty_state(stop)
+        self.rows: list[RowT | None] = []
+        self.handles: list[int | None] = []
+        self._next_handle = 0
+        self._stop = stop
+
+    @property
+    def active(self) -> int:
+        """Rows still decoding."""
+        return len(self.handles) - self.handles.count(None)
+
+    def busy(self) -> list[tuple[int, RowT]]:
+        """``(slot, row)`` of every row still decoding."""
+        return [(i, row) for i, row in enumerate(self.rows) if row is not None]
+
+    def join(self, sources: Sequence[Sequence[int]]) -> list[int]:
+        """Add non-empty ``sources`` as rows; returns one handle per source, in order."""
+        if not sources:
+            return []
+        free = [i for i, handle in enumerate(self.handles) if handle is None][: len(sources)]
+        slots = free + list(range(len(self.rows), len(self.rows) + len(sources) - len(free)))
+        self.model.join(self.state, np.array(slots, dtype=np.int64), sources)
+        handles = list(range(self._next_handle, self._next_handle + len(sources)))
+        self._next_handle += len(sources)
+        grown = max(slots) + 1 - len(self.rows)
+        self.rows.extend([None] * grown)
+        self.handles.extend([None] * grown)
+        for slot, handle, source in zip(slots, handles, sources, strict=True):
+            self.rows[slot], self.handles[slot] = self.new_row(source), handle
+        return handles
+
+    def step(self) -> list[tuple[int, DecodeResult]]:
+        """One pass over every row; the ``(handle, result)`` of the rows that finished in it."""
+        finished = []
+        for slot in self.advance():
+            row, handle = self.rows[slot], self.handles[slot]
+            assert row is not None and handle is not None
+            finished.append((handle, self.result(row)))
+            self.rows[slot] = self.handles[slot] = None
+        self._compact()
+        return finished
+
+    def drop(self, handles: Sequence[int]) -> None:
+        """Take the rows of ``handles`` out of the batch, without results."""
+        gone = set(handles)
+        for slot, handle in enumerate(self.handles):
+            if handle in gone:
+                self.rows[slot] = self.handles[slot] = None
+        self._compact()
+
+    def run(self, sources: Sequence[Sequence[int]]) -> list[DecodeResult]:
+        """A closed batch: decode every source to the end."""
+        if self._stop is not None and self._stop():
+            raise DecodingStoppedError("stopped before encoding")
+        handles = self.join(sources)
+        results: dict[int, DecodeResult] = {}
+        while self.active:
+            results.update(self.step())
+        return [results[handle] for handle in handles]
+
+    def limit(self, source: Sequence[int]) -> int:
+        """The most tokens a row may generate (``max_new_tokens`` or the default budget)."""
+        m = self.manifest
+        return self.params.max_new_tokens or default_max_new_tokens(
+            len(source), m.max_target_positions, len(m.decoder_prefix_ids)
+        )
+
+    def _compact(self) -> None:
+        """Keep only the busy slots once more slots are free than busy; shorten the source axis
+        once the longest sources have left."""
+        busy = [slot for slot, handle in enumerate(self.handles) if handle is not None]
+        if len(self.handles) - len(busy) > len(busy):
+            self.state.select(np.array(busy, dtype=np.int64))
+            self.rows = [self.rows[slot] for slot in busy]
+            self.handles = [self.handles[slot] for slot in busy]
+            busy = list(range(len(busy)))
+        if busy:
+            self.state.fit_sources(np.array(busy, dtype=np.int64))
+
+    # -- what a strategy defines ------------------------------------------------------------
+
+    def new_row(self, source: Sequence[int]) -> RowT:
+        """The per-row state of a joining source (its cache starts empty)."""
+        raise NotImplementedError
+
+    def advance(self) -> list[int]:
+        """Run one decoder pass (free slots fed padding); the slots of the rows that finished in it."""
+        raise NotImplementedError
+
+    def result(self, row: RowT) -> DecodeResult:
+        """A finished row's result."""
+        raise NotImplementedError
