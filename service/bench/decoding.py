@@ -256,7 +256,9 @@ def replay_main(args: argparse.Namespace) -> int:
     sources = load_sources(engine, Path(args.input), args.limit)
     params = DecodeParams(max_draft=args.max_draft, pass_cost=args.pass_cost)
     policy = BatchPolicy(max_batch_size=args.batch_size[0], max_queue=len(sources) + 1, admit_within=0)
-    strategies = [s for s in args.strategies if s in CONTINUOUS]
+    strategies = args.strategies
+    if not set(strategies) <= set(CONTINUOUS):
+        raise SystemExit(f"--arrivals compares closed and continuous batching: strategies {', '.join(CONTINUOUS)} only")
     configs = len(args.arrivals) * len(strategies) * len(args.batching) * args.rounds
     with tqdm(total=configs, desc="bench arrivals", unit="run", file=sys.stderr) as progress:
 

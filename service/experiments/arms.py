@@ -58,6 +58,7 @@ ALTERNATIVES_BACKEND = "beam"  # requests asking for alternatives need an n-best
 # Decoding knobs an experiment arm may change, with what each must satisfy.
 TUNABLE: dict[str, str] = {
     "max_draft": "aggressive decoding: draft tokens verified per pass (>= 1)",
+    "pass_cost": "aggressive decoding: split a pass by block width where it saves more token positions (0 = off)",
     "num_beams": "beam search: beams kept (>= 1)",
     "length_penalty": "beam search: exponent of the length normalisation",
     "relaxed_top_k": "aggressive decoding: accept draft tokens within the top k (1 = exact)",

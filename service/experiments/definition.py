@@ -62,11 +62,16 @@ class ArmDefinition(BaseModel):
         for key in ("max_draft", "num_beams", "relaxed_top_k", "min_block"):
             if key in params and (params[key] != int(params[key]) or params[key] < (0 if key == "min_block" else 1)):
                 raise ValueError(f"{key} must be a whole number >= {0 if key == 'min_block' else 1}")
+        if params.get("pass_cost", 0) < 0:
+            raise ValueError("pass_cost must be >= 0")
         return params
 
     def arm(self) -> Arm:
         overrides = tuple(
-            sorted((key, int(value) if key != "length_penalty" else value) for key, value in self.params.items())
+            sorted(
+                (key, value if key in ("length_penalty", "pass_cost") else int(value))
+                for key, value in self.params.items()
+            )
         )
         return Arm(self.name, self.backend or self.name, overrides)
 

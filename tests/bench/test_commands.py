@@ -9,6 +9,7 @@ import redis
 
 from loadtest import scaleout, serve
 from service.bench import decoding, preprocess
+from service.bench.arrivals import arrival_times
 from tests.conftest import FIXTURE_MODEL, REDIS_URL
 from tests.engine.conftest import SENTENCES
 
@@ -38,6 +39,33 @@ def test_bench_decoding_rows_and_greedy_agreement(tmp_path, sentences, capsys) -
             )
             assert rows[("greedy", cache, batch)]["tokens_per_pass"] == pytest.approx(1.0)
     assert "speedup_vs_greedy" in capsys.readouterr().out
+
+
+def test_bench_decoding_replays_arrivals_through_the_batcher(tmp_path, sentences, capsys) -> None:
+    out = tmp_path / "arrivals.json"
+    args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--batch-size", "4", "--rounds", "2"]
+    args += ["--strategies", "greedy,aggressive", "--arrivals", "500,max", "--json", str(out)]
+    assert decoding.main(args) == 0
+    result = json.loads(out.read_text())
+    rows = {(r["strategy"], r["batching"], r["offered_per_s"]): r for r in result["rows"]}
+    assert set(rows) == {
+        (s, b, r) for s in ("greedy", "aggressive") for b in ("closed", "continuous") for r in (500, "max")
+    }
+    for row in rows.values():
+        assert row["identical_to_greedy"] == "yes"
+        assert 0 < row["p50_ms"] <= row["p99_ms"]
+        assert 1 <= row["rows_per_batch"] <= 4
+    assert rows[("greedy", "closed", "max")]["rows_per_batch"] > 1  # all at once: batches fill
+    assert "rows_per_batch" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="closed and continuous"):
+        decoding.main([*args[:-4], "--strategies", "beam", "--arrivals", "max"])
+
+
+def test_arrivals_are_a_poisson_stream_of_the_given_rate() -> None:
+    times = arrival_times(20_000, 400.0, seed=1)
+    assert times == sorted(times)
+    assert 20_000 / times[-1] == pytest.approx(400.0, rel=0.03)
+    assert arrival_times(3, float("inf")) == [0.0, 0.0, 0.0]
 
 
 def test_bench_decoding_ct2_peer(tmp_path, sentences) -> None:

@@ -39,6 +39,10 @@ def test_arms_run_their_backend_with_changed_knobs(tmp_path: Path) -> None:
     draft = load_experiment(EXAMPLES[[p.name for p in EXAMPLES].index("draft-length.yaml")])
     arm = draft.arms[1].arm()
     assert (arm.backend, arm.params.max_draft, arm.queue, arm.exact) == ("accelerated", 32, "draft32", True)
+    split = load_experiment(
+        write(tmp_path, GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {pass_cost: 2.5},"))
+    )
+    assert split.arms[1].arm().params.pass_cost == 2.5  # a cost, not a count: kept as given
 
 
 @pytest.mark.parametrize(
@@ -50,6 +54,7 @@ def test_arms_run_their_backend_with_changed_knobs(tmp_path: Path) -> None:
         (GOOD.replace("{name: accelerated, weight: 1}", "{name: slow, backend: accelerated, weight: 1}"), "unique"),
         (GOOD.replace("backend: autoregressive,", "backend: autoregressive, params: {beam_width: 2},"), "beam_width"),
         (GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {max_draft: 0.5},"), "max_draft"),
+        (GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {pass_cost: -1},"), "pass_cost"),
         (
             GOOD.replace("{name: accelerated, weight: 1}", "{name: accelerated, backend: beam, weight: 1}"),
             "accelerated",
