@@ -225,7 +225,9 @@ def main(argv: list[str] | None = None) -> int:
         "--batching", type=_csv, default=["closed", "continuous"], help="replay mode: closed,continuous"
     )
     parser.add_argument("--rounds", type=int, default=1, help="replay mode: runs of each configuration, interleaved")
-    parser.add_argument("--pass-cost", type=float, default=DecodeParams.pass_cost, help="aggressive: split-pass cost")
+    parser.add_argument(
+        "--pass-cost", type=float, default=None, help="aggressive: split-pass cost (default: the device's; 0 = off)"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.arrivals:

@@ -63,6 +63,7 @@ class Seq2SeqModel:
         self.cache_kind = cache
         # Resolved once: asking ORT for its providers on every batch would be wasted work.
         self.io_device: str | None = self.settings.device if self.settings.binds_io else None
+        self.on_gpu = self.settings.uses_cuda
 
     @property
     def binds_io(self) -> bool:

@@ -12,7 +12,12 @@ from service.engine.decoding.types import DecodeParams
 from tests.engine.conftest import SENTENCES, engine_for
 from tests.engine.test_aggressive import VARIANTS, text
 
-STRATEGIES = [("greedy", DecodeParams()), ("aggressive", DecodeParams()), ("aggressive", DecodeParams(pass_cost=4))]
+STRATEGIES = [
+    ("greedy", DecodeParams()),
+    ("aggressive", DecodeParams(pass_cost=0)),  # one padded pass
+    ("aggressive", DecodeParams()),  # the device's default: split passes on a CPU
+    ("aggressive", DecodeParams(pass_cost=1)),
+]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -70,6 +75,22 @@ def test_split_passes_take_fewer_positions_and_keep_greedy_outputs(engine) -> No
     greedy = [r.tokens for r in engine.generate(sources, "greedy")]
     split = engine.generate(sources, "aggressive", DecodeParams(pass_cost=1))
     assert [r.tokens for r in split] == greedy
+
+
+def test_a_cpu_splits_passes_by_default_and_zero_turns_it_off(engine) -> None:
+    assert not engine.model.on_gpu
+    sources = engine.codec.encode_batch(SENTENCES[:7])
+    runs = {}
+    for cost in (None, 0.0):
+        decoder = engine.continuous("aggressive", DecodeParams(pass_cost=cost))
+        decoder.join(sources)
+        steps = 0
+        while decoder.active:
+            decoder.step()
+            steps += 1
+        runs[cost] = (decoder.state.passes, steps)
+    assert runs[0.0][0] == runs[0.0][1]  # one decoder run per step
+    assert runs[None][0] > runs[None][1]  # some steps ran narrow and wide blocks apart
 
 
 @given(widths=st.lists(st.integers(1, 20), min_size=1, max_size=16), cost=st.floats(0.5, 40))

@@ -25,7 +25,8 @@ class StopAfter:
 def test_every_strategy_stops_between_passes(strategy: str) -> None:
     engine = engine_for()
     sources = [s for s in engine.codec.encode_batch(SENTENCES) if s]
-    params = DecodeParams(num_beams=3, num_return_sequences=2, seed=1, max_new_tokens=30)
+    # pass_cost=0: one decoder run per pass (a split pass asks before each of its runs)
+    params = DecodeParams(num_beams=3, num_return_sequences=2, seed=1, max_new_tokens=30, pass_cost=0)
     never = StopAfter(10_000)
     finished = engine.generate(sources, strategy, params, stop=never)
     passes = max(result.passes for result in finished)

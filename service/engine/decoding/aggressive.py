@@ -25,6 +25,7 @@ from service.engine.decoding.types import DecodeParams, DecodeResult, top_gap
 from service.engine.model import Seq2SeqModel, StopCheck
 
 MAX_ANCHOR = 3
+CPU_PASS_COST = 16.0  # DecodeParams.pass_cost on a CPU, measured (README, Tuning)
 
 
 @dataclass
@@ -157,12 +158,15 @@ class AggressiveDecoder(ContinuousDecoder[_Row]):
         return done
 
     def _groups(self, blocks: list[list[int]], busy: list[tuple[int, _Row]]) -> list[list[int]]:
-        """The slots fed by each pass: all of them in one pass (free ones padded), or with
+        """The slots fed by each pass: all of them in one pass (free ones padded), or with a
         ``pass_cost`` the busy ones split by block width (``split_blocks``)."""
-        if not self.params.pass_cost:
+        cost = self.params.pass_cost
+        if cost is None:
+            cost = 0.0 if self.model.on_gpu else CPU_PASS_COST
+        if not cost:
             return [list(range(len(self.rows)))]
         slots = [slot for slot, _ in busy]
-        groups = split_blocks([len(blocks[slot]) for slot in slots], self.params.pass_cost)
+        groups = split_blocks([len(blocks[slot]) for slot in slots], cost)
         return [[slots[i] for i in group] for group in groups]
 
     def result(self, row: _Row) -> DecodeResult:

@@ -33,9 +33,10 @@ class DecodeParams:
     max_draft: int = 16
     relaxed_top_k: int = 1
     # aggressive decoding: a pass costs about this many token positions besides its rows x width;
-    # rows are split into two passes (narrow blocks apart from long drafts) where that saves more
-    # (0: one padded pass, as on a GPU, where padding is nearly free)
-    pass_cost: float = 0.0
+    # rows are split into two passes (narrow blocks apart from long drafts) where that saves more.
+    # 0: one padded pass. None: the device's default, 16 on a CPU (measured: README, Tuning), 0 on
+    # a GPU, where padding is nearly free.
+    pass_cost: float | None = None
     min_block: int = 0
     # diagnostics: record the top-1 minus top-2 logit of every generated token
     record_gaps: bool = False
