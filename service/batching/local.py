@@ -98,6 +98,7 @@ class LocalBatcher:
         # Per worker: when its last batch ended, if work was waiting then (the gap to its next
         # batch is then part of the cost of serving a backlog: event-loop time, hand-offs).
         self._backlog_since: dict[int, float] = {}
+        self._unrecorded: dict[int, float] = {}  # per worker: decoding time not yet in ``rate``
         self.rate = ServiceRate()
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -389,9 +390,13 @@ class LocalBatcher:
             abandoned = sum(isinstance(outcome, DeadlineExceededError) for _, outcome in outcomes)
             for _ in range(abandoned):  # the session gave up on them: their callers were past their deadlines
                 self._hook("on_reject", "abandoned")
-            finished_tokens = sum(job.length for job, _ in outcomes)
-            if not abandoned and outcomes:
-                self.rate.record(elapsed + gap, finished_tokens)
+            # A session's call may end with nothing finished (work was waiting to join): its time
+            # counts towards the next call that finishes jobs, so the rate learnt is the real pace.
+            spent = self._unrecorded.pop(index, 0.0) + elapsed + gap
+            if not outcomes:
+                self._unrecorded[index] = spent
+            elif not abandoned:
+                self.rate.record(spent, sum(job.length for job, _ in outcomes))
             for job, outcome in outcomes:
                 running.pop(job, None)
                 self._in_flight -= 1
