@@ -108,7 +108,8 @@ class Metrics:
         )
         self.batch_seconds = Histogram(
             "batch_duration_seconds",
-            "Time the engine took for one batch.",
+            "Time the engine took for one batch (continuous batching: for one run of the session, from jobs "
+            "joining until some finish or work waits).",
             ["queue"],
             namespace=ns,
             buckets=LATENCY_BUCKETS,
@@ -116,7 +117,7 @@ class Metrics:
         )
         self.batch_size = Histogram(
             "batch_size",
-            "Sentences per decoded batch.",
+            "Sentences per decoded batch (continuous batching: rows after each join).",
             ["queue"],
             namespace=ns,
             buckets=BATCH_SIZE_BUCKETS,
@@ -124,7 +125,7 @@ class Metrics:
         )
         self.batch_tokens = Histogram(
             "batch_tokens",
-            "Padded source tokens per decoded batch (rows x longest).",
+            "Padded source tokens per decoded batch (rows x longest; continuous batching: after each join).",
             ["queue"],
             namespace=ns,
             buckets=BATCH_TOKEN_BUCKETS,
