@@ -14,7 +14,8 @@ lowercased.
 An unknown word's candidates are SymSpell's closest known words (edit distance at most ``max_distance``) that are a
 plausible misspelling of it (``classify.plausible_distance``: far-fetched candidates are never taken) and, with the
 model's ranking, the word split in two frequent words that go together ("alot": "a lot"), or, for a long word with
-no candidate, in a frequent word and the closest frequent word to the rest ("weatherrealted": "weather related").
+no candidate, known words 3 edits away ("errounuosly": "erroneously") and the word split in a frequent word and the
+closest frequent word to the rest ("weatherrealted": "weather related").
 The ranking (``ranking.Ranker``, shipped beside the model) picks the candidate that best explains the typed word
 between its neighbours; without one, the most frequent of the closest wins. A corrected capitalised word keeps its
 capital. Real-word errors ("their" for "there") are known words, left to the model.
@@ -30,7 +31,7 @@ from pathlib import Path
 from symspellpy import SymSpell, Verbosity
 
 from service.engine.manifest import ModelManifest
-from service.text.classify import plausible_distance
+from service.text.classify import osa_distance, plausible_distance
 from service.text.edits import Edit
 from service.text.ranking import Ranker
 from service.text.word_pairs import END, START
@@ -43,7 +44,10 @@ PREFIX_LENGTH = 5
 MIN_LENGTH = 3  # "ok", "u", "ur": shorter words are never changed
 INITIAL_MIN_WORDS = 4  # a capitalised first word is corrected in sentences of at least this many words
 SPLIT_MIN_COUNT = 1000  # the words of a split are each seen at least this often (and together: in the pair counts)
-SPLIT_CORRECTED_MIN_LENGTH = 8  # a word split with its second part corrected has at least this many letters
+# Where a word has no candidate within 2 edits: split with its second part corrected from this many letters, and
+# looked up 3 edits away beyond as many letters as ``classify.plausible_distance`` allows 2 edits for.
+SPLIT_CORRECTED_MIN_LENGTH = 8
+THREE_EDITS_AFTER = 8
 
 _CHUNK = re.compile(r"\S+")
 _WORD = re.compile(r"[A-Za-z]+")
@@ -145,6 +149,8 @@ class Speller:
         candidates = [((word,), (term,)) for term in closest] + self._splits(word)
         if not closest and len(word) >= SPLIT_CORRECTED_MIN_LENGTH:
             candidates += self._corrected_splits(word)
+        if not closest and len(word) > THREE_EDITS_AFTER:
+            candidates += [((word,), (term,)) for term in self._three_edits_away(word)]
         if not candidates:
             return None
         ranker = self.ranker
@@ -153,7 +159,7 @@ class Speller:
 
     def _frequent(self, word: str) -> bool:
         assert self.ranker is not None
-        return self.ranker.pairs.count(word) >= SPLIT_MIN_COUNT and self.known(word)
+        return self.known(word) and self.ranker.pairs.count(word) >= SPLIT_MIN_COUNT
 
     def _splits(self, word: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
         """``word`` as two frequent words seen together."""
@@ -164,6 +170,19 @@ class Speller:
             if self._frequent(first) and self._frequent(second) and self.ranker.pairs.count(first, second):
                 found.append(((first, second), (first, second)))
         return found
+
+    def _three_edits_away(self, word: str) -> list[str]:
+        """Known words 3 edits from ``word`` that are plausible misspellings of it (of long words only), where
+        nothing is closer, and that start with its letter (so far off, a different first letter is a different word:
+        "nonfluoridated" is not "fluoridated"). SymSpell's index holds 2 edits: they are looked up with each letter of
+        ``word`` dropped in turn."""
+        found = set()
+        for i in range(1, len(word)):
+            for item in self.symspell.lookup(word[:i] + word[i + 1 :], Verbosity.CLOSEST, MAX_DISTANCE):
+                term = item.term
+                if term[0] == word[0] and plausible_distance(max(len(word), len(term)), osa_distance(word, term)):
+                    found.add(term)
+        return sorted(found)
 
     def _corrected_splits(self, word: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
         """``word`` as a frequent word of at least 3 letters and the closest frequent words to the rest (1 edit)."""
@@ -182,14 +201,16 @@ class Speller:
         context: list[tuple[int, int, str]] | None = None
         for chunk_match in _CHUNK.finditer(text):
             chunk = chunk_match.group()
-            guarded = guarded_chunk(chunk)
+            guarded: bool | None = None  # the chunk's guards, read only where a word could change (most are known)
             for match in _WORD.finditer(chunk):
                 sentence_start, first_word = first_word, False
-                if guarded or not self._stands_alone(chunk, match.start(), match.end()):
-                    continue
                 word = match.group()
                 lower = self._candidate_word(word, sentence_start, text)
                 if lower is None:
+                    continue
+                if guarded is None:
+                    guarded = guarded_chunk(chunk)
+                if guarded or not self._stands_alone(chunk, match.start(), match.end()):
                     continue
                 start = chunk_match.start() + match.start()
                 if context is None:

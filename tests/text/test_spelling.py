@@ -142,6 +142,16 @@ def test_a_long_word_with_no_candidate_splits_with_its_rest_corrected(ranked: Sp
     assert spelled(ranked, "It is a weatherrealted problem.") == "It is a weather related problem."
 
 
+def test_a_long_word_with_nothing_within_2_edits_takes_a_word_3_edits_away_with_its_first_letter(
+    ranked: Speller,
+) -> None:
+    assert not ranked.closest("errounuosly", 2) and ranked.suggest("errounuosly") == "erroneously"
+    assert spelled(ranked, "It was errounuosly sent.") == "It was erroneously sent."
+    assert not ranked.closest("nonfluoridated", 2)
+    assert ranked.suggest("nonfluoridated") is None  # "fluoridated" is 3 edits away, but not its first letter
+    assert Speller(VOCABULARY).suggest("errounuosly") is None  # without a ranking: 2 edits at most
+
+
 def _touches_a_word(text: str, start: int, end: int) -> bool:
     """A letter or digit right beside the span, or a letter beyond an apostrophe or hyphen beside it."""
     before, after = text[max(start - 2, 0) : start].rjust(2), text[end : end + 2].ljust(2)
@@ -150,7 +160,7 @@ def _touches_a_word(text: str, start: int, end: int) -> bool:
 
 
 WORDS = ["recieved", "teh", "the", "Recieved", "Jhon", "NASAA", "u", "zorbling", "plce", "becuase", "apple", "alot"]
-WORDS += ["Alot", "wich", "totaly", "weatherrealted"]
+WORDS += ["Alot", "wich", "totaly", "weatherrealted", "errounuosly"]
 CHUNKS = ["#teh", "@jhon", "www.teh.com", "teh_x", "2nd", "did'nt", "a.teh", "(teh)", "teh,", "héllo", "😀"]
 SPACES = [" ", "  ", "\t", " \u00a0"]
 
