@@ -11,14 +11,14 @@ is known: in SymSpell's English frequency dictionary (shipped inside ``symspellp
 (words seen at least N times in the training targets and the monolingual data, ``models.gec.vocabulary``), compared
 lowercased.
 
-An unknown word's candidates are SymSpell's closest known words (edit distance at most ``max_distance``) that are a
-plausible misspelling of it (``classify.plausible_distance``: far-fetched candidates are never taken) and, with the
-model's ranking, the word split in two frequent words that go together ("alot": "a lot"), or, for a long word with
-no candidate, known words 3 edits away ("errounuosly": "erroneously") and the word split in a frequent word and the
-closest frequent word to the rest ("weatherrealted": "weather related").
-The ranking (``ranking.Ranker``, shipped beside the model) picks the candidate that best explains the typed word
-between its neighbours; without one, the most frequent of the closest wins. A corrected capitalised word keeps its
-capital. Real-word errors ("their" for "there") are known words, left to the model.
+An unknown word's candidates are SymSpell's closest known words (edit distance at most ``MAX_DISTANCE``, 2) that
+are a plausible misspelling of it (``classify.plausible_distance``: far-fetched candidates are never taken) and, with
+the model's ranking, the word split in two frequent words that go together ("alot": "a lot"); for a long word with no
+candidate, known words 3 edits away that keep its first letter ("errounuosly": "erroneously") and the word split in a
+frequent word and the closest frequent word to the rest ("weatherrealted": "weather related"). The ranking
+(``ranking.Ranker``, shipped beside the model) picks the candidate that best explains the typed word between its
+neighbours; without one, the most frequent of the closest wins. A corrected capitalised word keeps its capital.
+Real-word errors ("their" for "there") are known words, left to the model.
 """
 
 from __future__ import annotations
@@ -109,11 +109,9 @@ class Speller:
         self,
         vocabulary: Mapping[str, int],
         ranker: Ranker | None = None,
-        max_distance: int = MAX_DISTANCE,
         initial_min_words: int | None = INITIAL_MIN_WORDS,
     ) -> None:
         self.ranker = ranker
-        self.max_distance = max_distance
         self.initial_min_words = initial_min_words
         self.symspell = SymSpell(max_dictionary_edit_distance=MAX_DISTANCE, prefix_length=PREFIX_LENGTH)
         path = importlib.resources.files("symspellpy") / DICTIONARY
@@ -143,7 +141,7 @@ class Speller:
     def suggest(self, word: str, before: str = START, after: str = END) -> str | None:
         """What the lowercase unknown ``word``, between the words ``before`` and ``after``, was most likely meant to
         be (one word, or two separated by a space); None where nothing plausible is known."""
-        closest = self.closest(word, self.max_distance)
+        closest = self.closest(word, MAX_DISTANCE)
         if self.ranker is None:
             return closest[0] if closest else None
         candidates = [((word,), (term,)) for term in closest] + self._splits(word)
