@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from models.gec.spelling_model import ship_spelling_model
 from models.gec.vocabulary import ship_vocabulary
 
 FIXTURE_MODEL = Path(__file__).parent / "fixtures" / "tiny-gec"
@@ -29,7 +30,8 @@ SPELLING_CORPUS = "The cat likes the old car. Tom found an honest owl. I saw an 
 
 
 def copy_with_vocabulary(model: Path, out: Path, corpus: str = SPELLING_CORPUS) -> Path:
-    """``model``'s int8 variant copied to ``out`` with a vocabulary built by the real builder from ``corpus``."""
+    """``model``'s int8 variant copied to ``out`` with a vocabulary and a ranking built by the real builders from
+    ``corpus``, as ``models.gec.package`` ships them."""
     out.mkdir(parents=True)
     for name in ("manifest.json", "tokenizer.json", "encoder.int8.onnx", "decoder.int8.onnx"):
         shutil.copy(model / name, out / name)
@@ -40,6 +42,7 @@ def copy_with_vocabulary(model: Path, out: Path, corpus: str = SPELLING_CORPUS) 
     with gzip.open(data / "mono" / "en.toy.txt.gz", "wt", encoding="utf-8") as handle:
         handle.write(corpus + "\n")
     ship_vocabulary(out, data, min_count=2)
+    ship_spelling_model(out, data, min_count=1)
     return out
 
 

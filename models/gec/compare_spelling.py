@@ -4,10 +4,11 @@
 
 Each variant corrects JFLEG dev (GLEU against its 4 references) and FCE dev through the served path's
 preprocessing (``correct_texts``); "false positives" is the share of the sentences that need no edit (source ==
-first reference) that the variant changes, on each set. Variants: the model alone; the spelling stage alone (no
-model); the stage before the model (as served) with vocabularies of words seen at least N times, also correcting
-capitalised first words, with distance 1 only, and with the bundled dictionary alone; and the stage after the model
-(only words the model left misspelled).
+first reference) that the variant changes, on each set. Variants, with the model's own vocabulary and ranking: the
+model alone; the spelling stage alone (no model); the stage before the model as served; without the ranking (the
+closest known word, the most frequent of them, no splits), with and without capitalised first words; without
+capitalised first words; with those of sentences of any length; with a ranking that has no learners' edits (every
+edit as likely, given its letters); and the stage after the model (only words the model left misspelled).
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ from typing import Any
 
 from models.gec.evaluate import score
 from models.gec.metrics import detokenize
-from models.gec.vocabulary import MIN_COUNT, count_words, sources
 from service.bench.report import table, write_json
 from service.commands.correct import correct_texts
 from service.engine.engine import Engine
+from service.engine.manifest import ModelManifest
 from service.engine.sessions import SessionSettings
 from service.pipeline.units import assemble, plan_units
-from service.text.spelling import Speller
+from service.text.letter_edits import LetterEdits
+from service.text.ranking import Ranker
+from service.text.spelling import Speller, load_vocabulary, spelling_files
 
 Correct = Callable[[list[str]], list[str]]
 
@@ -72,11 +75,12 @@ def compare(engine: Engine, data: Path, variants: dict[str, Callable[[], Correct
     return rows
 
 
-def variants(engine: Engine, data: Path, thresholds: list[int]) -> dict[str, Callable[[], Correct]]:
-    counts = count_words(sources(data))
-
-    def vocabulary(min_count: int) -> dict[str, int]:
-        return {w: c for w, c in counts.items() if c >= min_count}
+def variants(engine: Engine, model_dir: Path) -> dict[str, Callable[[], Correct]]:
+    files = spelling_files(model_dir, ModelManifest.load(model_dir))
+    if files is None or files[1] is None:
+        raise SystemExit(f"{model_dir} ships no vocabulary or no spelling ranking")
+    vocabulary, ranker = load_vocabulary(files[0]), Ranker.load(files[1])
+    unlearned = Ranker(ranker.pairs, LetterEdits({}, ranker.edits.contexts))
 
     def model(make_speller: Callable[[], Speller | None]) -> Callable[[], Correct]:
         def make() -> Correct:
@@ -86,36 +90,32 @@ def variants(engine: Engine, data: Path, thresholds: list[int]) -> dict[str, Cal
         return make
 
     def after_model() -> Correct:
-        spell = spelled_only(engine, Speller(vocabulary(MIN_COUNT)))
+        spell = spelled_only(engine, Speller(vocabulary, ranker))
         return lambda texts: spell(correct_texts(engine, texts))
 
-    found: dict[str, Callable[[], Correct]] = {
+    return {
         "model alone": model(lambda: None),
-        f"spelling alone, N={MIN_COUNT}": lambda: spelled_only(engine, Speller(vocabulary(MIN_COUNT))),
+        "spelling alone (no model)": lambda: spelled_only(engine, Speller(vocabulary, ranker)),
+        "spelling, then the model (served)": model(lambda: Speller(vocabulary, ranker)),
+        "no ranking (closest, most frequent), no capitalised first words": model(
+            lambda: Speller(vocabulary, initial_min_words=None)
+        ),
+        "no ranking": model(lambda: Speller(vocabulary)),
+        "no capitalised first words": model(lambda: Speller(vocabulary, ranker, initial_min_words=None)),
+        "capitalised first words of any sentence": model(lambda: Speller(vocabulary, ranker, initial_min_words=1)),
+        "ranking without the learners' edits": model(lambda: Speller(vocabulary, unlearned)),
+        "the model, then spelling (words it left)": after_model,
     }
-    for n in thresholds:
-        found[f"spelling then model, N={n}"] = model(lambda n=n: Speller(vocabulary(n)))
-    found[f"spelling then model, N={MIN_COUNT}, capitalised first words too"] = model(
-        lambda: Speller(vocabulary(MIN_COUNT), sentence_initial=True)
-    )
-    found[f"spelling then model, N={MIN_COUNT}, distance 1"] = model(
-        lambda: Speller(vocabulary(MIN_COUNT), max_distance=1)
-    )
-    found["spelling then model, dictionary only"] = model(lambda: Speller({}))
-    found[f"model then spelling, N={MIN_COUNT}"] = after_model
-    return found
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--min-counts", default="3,10,30", help="vocabulary thresholds to compare")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     engine = Engine(args.model, settings=SessionSettings(intra_op_threads=1))
-    thresholds = [int(n) for n in args.min_counts.split(",")]
-    rows = compare(engine, args.data, variants(engine, args.data, thresholds))
+    rows = compare(engine, args.data, variants(engine, args.model))
     print(table(rows, list(rows[0])))
     if args.json:
         write_json(args.json, {"model": str(args.model), "rows": rows})

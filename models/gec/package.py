@@ -4,7 +4,8 @@
 
 Exports the trained checkpoint with the real exporter (int8 only: no fp32 copy is shipped; the
 ``static`` method calibrated on learner sentences of the training sources, never dev), builds
-the spelling stage's vocabulary beside it (``models.gec.vocabulary``), evaluates it on JFLEG dev
+the spelling stage's vocabulary and ranking beside it (``models.gec.vocabulary``,
+``models.gec.spelling_model``), evaluates it on JFLEG dev
 and FCE dev (the served path, with the spelling stage, and the model alone), and records in
 ``manifest.json`` the architecture, tokenizer, training data with its licence terms, training
 configuration, hardware and duration, and the dev-set figures.
@@ -30,6 +31,7 @@ from tokenizers import Tokenizer
 from tokenizers.processors import TemplateProcessing
 
 from models.export.exporter import export
+from models.gec.spelling_model import ship_spelling_model
 from models.gec.tokenizer import EOS_ID
 from models.gec.vocabulary import ship_vocabulary
 from service.bench.report import machine
@@ -167,7 +169,8 @@ def _ship(
         extra=record,
     )
     if data is not None:
-        manifest = ship_vocabulary(out, data)
+        ship_vocabulary(out, data)
+        manifest = ship_spelling_model(out, data)
         manifest.extra["quality"] = _dev_figures(out, data)
         manifest.save(out)
     return manifest

@@ -31,7 +31,8 @@ def sources(data: Path) -> list[Path]:
     return sorted((data / "train").glob("*.train.detok.tgt")) + sorted((data / "mono").glob("*.txt.gz"))
 
 
-def _lines(path: Path) -> Iterator[str]:
+def read_lines(path: Path) -> Iterator[str]:
+    """The lines of a text file, gzip or not."""
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as handle:
         yield from handle
@@ -40,7 +41,7 @@ def _lines(path: Path) -> Iterator[str]:
 def count_words(paths: Iterable[Path]) -> Counter[str]:
     counts: Counter[str] = Counter()
     for path in paths:
-        for line in _lines(path):
+        for line in read_lines(path):
             counts.update(_WORD.findall(line.lower()))
     return counts
 

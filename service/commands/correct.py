@@ -22,13 +22,13 @@ from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
 from service.engine.sessions import SessionSettings
 from service.pipeline.units import Unit, assemble, plan_units
-from service.text.spelling import Speller
+from service.text.spelling import Speller, spelling_files
 
 
 def model_speller(model_dir: Path) -> Speller | None:
     """The spelling stage of a model folder, as the service loads it; None where it ships no vocabulary."""
-    manifest = ModelManifest.load(model_dir)
-    return Speller.load(model_dir / manifest.vocabulary) if manifest.vocabulary else None
+    files = spelling_files(model_dir, ModelManifest.load(model_dir))
+    return Speller.load(*files) if files is not None else None
 
 
 def correct_texts(

@@ -34,6 +34,8 @@ class ModelManifest:
     default_variant: str = "fp32"
     tokenizer: str = "tokenizer.json"
     vocabulary: str | None = None  # the spelling stage's known words (``models.gec.vocabulary``); None: no stage
+    # the spelling stage's ranking (``models.gec.spelling_model``); None: the closest known word, then the most frequent
+    spelling_model: str | None = None
     files_sha256: dict[str, str] = field(default_factory=dict)
     verification: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from service.engine.tokenization import TextCodec
 from service.pipeline.units import Unit, plan_units
-from service.text.spelling import Speller
+from service.text.spelling import Speller, spelling_files
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +43,10 @@ class _Planner:
 _PROCESS_PLANNER: _Planner | None = None
 
 
-def _init_process(model_dir: str, vocabulary: str | None) -> None:
+def _init_process(model_dir: str, files: tuple[Path, Path | None] | None) -> None:
     global _PROCESS_PLANNER
     codec, manifest = TextCodec.for_model(Path(model_dir))
-    speller = Speller.load(Path(vocabulary)) if vocabulary else None
+    speller = Speller.load(*files) if files is not None else None
     _PROCESS_PLANNER = _Planner(codec, manifest.max_source_content, speller)
 
 
@@ -65,13 +65,13 @@ class Preprocessor:
         self.workers = workers
         self.codec, manifest = TextCodec.for_model(model_dir)
         self.max_tokens = manifest.max_source_content
-        self.vocabulary = model_dir / manifest.vocabulary if spelling and manifest.vocabulary else None
-        if spelling and self.vocabulary is None:
+        self.spelling_files = spelling_files(model_dir, manifest) if spelling else None
+        if spelling and self.spelling_files is None:
             log.warning("the model ships no vocabulary: no spelling stage", extra={"model": manifest.name})
         self.speller: Speller | None = None
         self.executor: Executor
         if mode == "process":
-            initargs = (str(model_dir), str(self.vocabulary) if self.vocabulary else None)
+            initargs = (str(model_dir), self.spelling_files)
             self.executor = ProcessPoolExecutor(workers, initializer=_init_process, initargs=initargs)
         else:
             self.executor = ThreadPoolExecutor(workers, thread_name_prefix="preprocess")
@@ -79,13 +79,13 @@ class Preprocessor:
     @property
     def spells(self) -> bool:
         """Whether the spelling stage is available (the model ships a vocabulary and spelling is on)."""
-        return self.vocabulary is not None
+        return self.spelling_files is not None
 
     async def start(self) -> None:
         """Load the speller (threads), or start every worker process, which loads its own."""
         if self.mode == "thread":
-            if self.vocabulary is not None and self.speller is None:
-                self.speller = await asyncio.to_thread(Speller.load, self.vocabulary)
+            if self.spelling_files is not None and self.speller is None:
+                self.speller = await asyncio.to_thread(Speller.load, *self.spelling_files)
         else:
             await self.plan([""] * self.workers)
 

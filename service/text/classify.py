@@ -176,9 +176,13 @@ def same_word_forms(a: str, b: str) -> bool:
 
 def is_spelling_variant(a: str, b: str) -> bool:
     """Whether two different words are close enough in spelling to be a misspelling and its correction."""
-    longest = max(len(a), len(b))
+    return plausible_distance(max(len(a), len(b)), osa_distance(a, b))
+
+
+def plausible_distance(longest: int, distance: int) -> bool:
+    """Whether two different words ``distance`` edits apart, the longer of ``longest`` letters, are close enough
+    to be a misspelling and its correction (1 edit up to 4 letters, 2 up to 8, 3 beyond; at most 40% of them)."""
     allowed = 1 if longest <= 4 else 2 if longest <= 8 else 3
-    distance = osa_distance(a, b)
     return 0 < distance <= allowed and distance <= 0.4 * longest
 
 

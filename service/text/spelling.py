@@ -1,18 +1,24 @@
-"""The spelling stage: out-of-vocabulary words replaced by their closest known word, before the model reads the text.
+"""The spelling stage: out-of-vocabulary words replaced by what they were most likely meant to be, before the model
+reads the text.
 
 A word is a maximal run of ASCII letters inside a whitespace-delimited chunk. It is left alone (the guards) when its
 chunk looks like a URL, an e-mail address, a hashtag or mention, code (``snake_case``, ``a.b``, ``f()``, brackets,
 operators, slashes) or has a digit (numbers, ``mp3``, ``2nd``); when it is joined to other letters by an apostrophe
 or a hyphen (``did'nt``, ``e-mial``: left to the model); when it is shorter than 3 letters (``ok``, ``ur``); when it
-is not all lowercase: an acronym, a proper noun, or (unless ``sentence_initial``) a capitalised first word, which in
-learner letters is most often a name (``Vasiliy.``, ``Anni Soler``); or when it is known: in SymSpell's English
-frequency dictionary (shipped inside ``symspellpy``) or in the model's vocabulary (words seen at least N times in
-the training targets and the monolingual data, ``models.gec.vocabulary``), compared lowercased.
+is not all lowercase: an acronym, a proper noun, or a capitalised first word of a sentence shorter than
+``initial_min_words`` words (learner letters open and sign off with names: ``Vasiliy.``, ``Anni Soler``); or when it
+is known: in SymSpell's English frequency dictionary (shipped inside ``symspellpy``) or in the model's vocabulary
+(words seen at least N times in the training targets and the monolingual data, ``models.gec.vocabulary``), compared
+lowercased.
 
-An unknown word takes SymSpell's closest suggestion (edit distance at most ``max_distance``, ranked by distance and
-then by frequency) if it is a plausible misspelling of it (``classify.is_spelling_variant``: far-fetched candidates
-are never taken); a corrected capitalised first word keeps its capital. Real-word errors ("their" for "there") are
-known words, left to the model.
+An unknown word's candidates are SymSpell's closest known words (edit distance at most ``MAX_DISTANCE``, 2) that
+are a plausible misspelling of it (``classify.plausible_distance``: far-fetched candidates are never taken) and, with
+the model's ranking, the word split in two frequent words that go together ("alot": "a lot"); for a long word with no
+candidate, known words 3 edits away that keep its first letter ("errounuosly": "erroneously") and the word split in a
+frequent word and the closest frequent word to the rest ("weatherrealted": "weather related"). The ranking
+(``ranking.Ranker``, shipped beside the model) picks the candidate that best explains the typed word between its
+neighbours; without one, the most frequent of the closest wins. A corrected capitalised word keeps its capital.
+Real-word errors ("their" for "there") are known words, left to the model.
 """
 
 from __future__ import annotations
@@ -24,8 +30,11 @@ from pathlib import Path
 
 from symspellpy import SymSpell, Verbosity
 
-from service.text.classify import is_spelling_variant
+from service.engine.manifest import ModelManifest
+from service.text.classify import osa_distance, plausible_distance
 from service.text.edits import Edit
+from service.text.ranking import Ranker
+from service.text.word_pairs import END, START
 
 DICTIONARY = "frequency_dictionary_en_82_765.txt"  # symspellpy's bundled English unigram counts
 MAX_DISTANCE = 2
@@ -33,6 +42,12 @@ MAX_DISTANCE = 2
 # 46 MB and loads them in 1.4 s (7, its default: 173 MB, 3.6 s), with the same GLEU on both dev sets.
 PREFIX_LENGTH = 5
 MIN_LENGTH = 3  # "ok", "u", "ur": shorter words are never changed
+INITIAL_MIN_WORDS = 4  # a capitalised first word is corrected in sentences of at least this many words
+SPLIT_MIN_COUNT = 1000  # the words of a split are each seen at least this often (and together: in the pair counts)
+# Where a word has no candidate within 2 edits: split with its second part corrected from this many letters, and
+# looked up 3 edits away beyond as many letters as ``classify.plausible_distance`` allows 2 edits for.
+SPLIT_CORRECTED_MIN_LENGTH = 8
+THREE_EDITS_AFTER = 8
 
 _CHUNK = re.compile(r"\S+")
 _WORD = re.compile(r"[A-Za-z]+")
@@ -41,6 +56,7 @@ _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.\w+")
 _CODE = re.compile(r"[_=<>{}\[\]\\/|`*~^$]|[a-z][A-Z]|[A-Za-z]\.[A-Za-z]|\w\(")
 _TAG_START = re.compile(r"^[\"'(\[]*[#@]")
 _JOINERS = frozenset("'-\u2019")
+_CONTEXT_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)*")  # the words of ``word_pairs``, in their case
 
 
 def is_url(chunk: str) -> bool:
@@ -69,6 +85,13 @@ def guarded_chunk(chunk: str) -> bool:
     return is_url(chunk) or is_email(chunk) or is_tag(chunk) or is_code(chunk) or has_digit(chunk)
 
 
+def spelling_files(model_dir: Path, manifest: ModelManifest) -> tuple[Path, Path | None] | None:
+    """The vocabulary and the ranking (if any) that ``manifest`` names; None where it names no vocabulary."""
+    if not manifest.vocabulary:
+        return None
+    return model_dir / manifest.vocabulary, model_dir / manifest.spelling_model if manifest.spelling_model else None
+
+
 def load_vocabulary(path: Path) -> dict[str, int]:
     """A vocabulary file: one ``word count`` per line (``models.gec.vocabulary`` writes it)."""
     vocabulary = {}
@@ -79,13 +102,17 @@ def load_vocabulary(path: Path) -> dict[str, int]:
 
 
 class Speller:
-    """SymSpell over its bundled dictionary plus a model's vocabulary, behind the guards of the module docstring."""
+    """SymSpell over its bundled dictionary plus a model's vocabulary, behind the guards of the module docstring, its
+    candidates ranked by ``ranker`` where the model ships one."""
 
     def __init__(
-        self, vocabulary: Mapping[str, int], max_distance: int = MAX_DISTANCE, sentence_initial: bool = False
+        self,
+        vocabulary: Mapping[str, int],
+        ranker: Ranker | None = None,
+        initial_min_words: int | None = INITIAL_MIN_WORDS,
     ) -> None:
-        self.max_distance = max_distance
-        self.sentence_initial = sentence_initial
+        self.ranker = ranker
+        self.initial_min_words = initial_min_words
         self.symspell = SymSpell(max_dictionary_edit_distance=MAX_DISTANCE, prefix_length=PREFIX_LENGTH)
         path = importlib.resources.files("symspellpy") / DICTIONARY
         with importlib.resources.as_file(path) as file:
@@ -95,36 +122,122 @@ class Speller:
                 self.symspell.create_dictionary_entry(word, count)
 
     @classmethod
-    def load(cls, vocabulary_path: Path) -> Speller:
-        return cls(load_vocabulary(vocabulary_path))
+    def load(cls, vocabulary_path: Path, ranker_path: Path | None = None) -> Speller:
+        """The files a model ships: its vocabulary, and its ranking if it has one."""
+        return cls(load_vocabulary(vocabulary_path), Ranker.load(ranker_path) if ranker_path is not None else None)
 
     def known(self, word: str) -> bool:
         """In the dictionary or the vocabulary (``word`` lowercased)."""
         return word in self.symspell.words
 
-    def suggest(self, word: str) -> str | None:
-        """The closest known word to the lowercase unknown ``word`` that is a plausible misspelling of it."""
-        for item in self.symspell.lookup(word, Verbosity.CLOSEST, self.max_distance):
-            if is_spelling_variant(word, item.term):
-                return item.term
-        return None
+    def closest(self, word: str, max_distance: int) -> list[str]:
+        """The closest known words to ``word`` that are plausible misspellings of it, most frequent first."""
+        return [
+            item.term
+            for item in self.symspell.lookup(word, Verbosity.CLOSEST, max_distance)
+            if plausible_distance(max(len(word), len(item.term)), item.distance)
+        ]
+
+    def suggest(self, word: str, before: str = START, after: str = END) -> str | None:
+        """What the lowercase unknown ``word``, between the words ``before`` and ``after``, was most likely meant to
+        be (one word, or two separated by a space); None where nothing plausible is known."""
+        closest = self.closest(word, MAX_DISTANCE)
+        if self.ranker is None:
+            return closest[0] if closest else None
+        candidates = [((word,), (term,)) for term in closest] + self._splits(word)
+        if not closest and len(word) >= SPLIT_CORRECTED_MIN_LENGTH:
+            candidates += self._corrected_splits(word)
+        if not closest and len(word) > THREE_EDITS_AFTER:
+            candidates += [((word,), (term,)) for term in self._three_edits_away(word)]
+        if not candidates:
+            return None
+        ranker = self.ranker
+        _, best = max(candidates, key=lambda c: ranker.score(c[0], c[1], before, after))
+        return " ".join(best)
+
+    def _frequent(self, word: str) -> bool:
+        assert self.ranker is not None
+        return self.known(word) and self.ranker.pairs.count(word) >= SPLIT_MIN_COUNT
+
+    def _splits(self, word: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+        """``word`` as two frequent words seen together."""
+        assert self.ranker is not None
+        found: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+        for i in range(1, len(word)):
+            first, second = word[:i], word[i:]
+            if self._frequent(first) and self._frequent(second) and self.ranker.pairs.count(first, second):
+                found.append(((first, second), (first, second)))
+        return found
+
+    def _three_edits_away(self, word: str) -> list[str]:
+        """Known words 3 edits from ``word`` that are plausible misspellings of it (of long words only), where
+        nothing is closer, and that start with its letter (so far off, a different first letter is a different word:
+        "nonfluoridated" is not "fluoridated"). SymSpell's index holds 2 edits: they are looked up with each letter of
+        ``word`` dropped in turn."""
+        found = set()
+        for i in range(1, len(word)):
+            for item in self.symspell.lookup(word[:i] + word[i + 1 :], Verbosity.CLOSEST, MAX_DISTANCE):
+                term = item.term
+                if term[0] == word[0] and plausible_distance(max(len(word), len(term)), osa_distance(word, term)):
+                    found.add(term)
+        return sorted(found)
+
+    def _corrected_splits(self, word: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+        """``word`` as a frequent word of at least 3 letters and the closest frequent words to the rest (1 edit)."""
+        found: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+        for i in range(MIN_LENGTH, len(word) - MIN_LENGTH):
+            first, rest = word[:i], word[i:]
+            if self._frequent(first):
+                found += [((first, rest), (first, term)) for term in self.closest(rest, 1) if self._frequent(term)]
+        return found
 
     def corrections(self, text: str) -> list[Edit]:
-        """Word replacements on ``text`` (sorted, on its offsets); ``apply_edits`` gives the spelled text."""
+        """Word replacements on ``text``, one sentence (sorted, on its offsets); ``apply_edits`` gives the spelled
+        text."""
         edits = []
         first_word = True
+        context: list[tuple[int, int, str]] | None = None
         for chunk_match in _CHUNK.finditer(text):
             chunk = chunk_match.group()
-            guarded = guarded_chunk(chunk)
+            guarded: bool | None = None  # the chunk's guards, read only where a word could change (most are known)
             for match in _WORD.finditer(chunk):
                 sentence_start, first_word = first_word, False
+                word = match.group()
+                lower = self._candidate_word(word, sentence_start, text)
+                if lower is None:
+                    continue
+                if guarded is None:
+                    guarded = guarded_chunk(chunk)
                 if guarded or not self._stands_alone(chunk, match.start(), match.end()):
                     continue
-                replacement = self._correct(match.group(), sentence_start)
-                if replacement is not None:
-                    start = chunk_match.start() + match.start()
-                    edits.append(Edit(start, start + len(match.group()), match.group(), replacement))
+                start = chunk_match.start() + match.start()
+                if context is None:
+                    context = [(m.start(), m.end(), m.group().lower()) for m in _CONTEXT_WORD.finditer(text)]
+                before = next((w for _, end, w in reversed(context) if end <= start), START)
+                after = next((w for begin, _, w in context if begin >= start + len(word)), END)
+                suggestion = self.suggest(lower, before, after)
+                if suggestion is not None:
+                    replacement = suggestion if word.islower() else suggestion[0].upper() + suggestion[1:]
+                    edits.append(Edit(start, start + len(word), word, replacement))
         return edits
+
+    def _candidate_word(self, word: str, sentence_start: bool, text: str) -> str | None:
+        """``word`` lowercased where the stage may change it (long enough, lowercase or a capitalised first word of a
+        long enough sentence, unknown); else None."""
+        if len(word) < MIN_LENGTH:
+            return None
+        if word.islower():
+            lower = word
+        elif sentence_start and self._initial_corrected(word, text):
+            lower = word.lower()
+        else:
+            return None  # an acronym, a proper noun, a capitalised first word, or mixed case
+        return None if self.known(lower) else lower
+
+    def _initial_corrected(self, word: str, text: str) -> bool:
+        capitalised = word[0].isupper() and word[1:].islower()
+        long_enough = self.initial_min_words is not None and len(_WORD.findall(text)) >= self.initial_min_words
+        return capitalised and long_enough
 
     @staticmethod
     def _stands_alone(chunk: str, start: int, end: int) -> bool:
@@ -135,19 +248,3 @@ class Speller:
         joined_after = len(after) == 2 and after[0] in _JOINERS and after[1].isalpha()
         touching = (start > 0 and chunk[start - 1].isalnum()) or (end < len(chunk) and chunk[end].isalnum())
         return not (joined_before or joined_after or touching)
-
-    def _correct(self, word: str, sentence_start: bool) -> str | None:
-        if len(word) < MIN_LENGTH:
-            return None
-        if word.islower():
-            lower = word
-        elif self.sentence_initial and sentence_start and word[0].isupper() and word[1:].islower():
-            lower = word.lower()
-        else:
-            return None  # an acronym, a proper noun, a capitalised first word, or mixed case
-        if self.known(lower):
-            return None
-        suggestion = self.suggest(lower)
-        if suggestion is None:
-            return None
-        return suggestion if word.islower() else suggestion[0].upper() + suggestion[1:]

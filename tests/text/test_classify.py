@@ -11,6 +11,7 @@ from service.text.classify import (
     is_function_word,
     is_spelling_variant,
     osa_distance,
+    plausible_distance,
     same_word_forms,
 )
 from service.text.edits import Edit, extract_edits
@@ -107,6 +108,16 @@ def test_spelling_distance() -> None:
     assert is_spelling_variant("begining", "beginning")
     assert not is_spelling_variant("cat", "dog")
     assert not is_spelling_variant("same", "same")
+
+
+@pytest.mark.parametrize(
+    ("longest", "distance", "plausible"),
+    [(4, 1, True), (4, 2, False), (5, 2, True), (8, 2, True), (8, 3, False), (9, 3, True), (9, 4, False), (3, 2, False),
+     (6, 0, False)],
+)  # fmt: skip
+def test_plausible_distances_grow_with_the_word(longest: int, distance: int, plausible: bool) -> None:
+    """1 edit up to 4 letters, 2 up to 8, 3 beyond; never more than 40% of the letters, never none."""
+    assert plausible_distance(longest, distance) is plausible
 
 
 def test_learner_pair_categories() -> None:

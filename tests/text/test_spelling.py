@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from service.text.edits import apply_edits
 from service.text.spelling import Speller, guarded_chunk, has_digit, is_code, is_email, is_tag, is_url
+from tests.text.toy_ranker import PAIRS, toy_ranker
 
 VOCABULARY = {"zorbling": 12, "gecserve": 40}
 
@@ -17,6 +19,12 @@ VOCABULARY = {"zorbling": 12, "gecserve": 40}
 @pytest.fixture(scope="module")
 def speller() -> Speller:
     return Speller(VOCABULARY)
+
+
+@pytest.fixture(scope="module")
+def ranked() -> Speller:
+    """With a ranking: learners drop doubled letters."""
+    return Speller(VOCABULARY, toy_ranker({"del:ll": 50}))
 
 
 def spelled(speller: Speller, text: str) -> str:
@@ -75,13 +83,16 @@ def test_proper_nouns_and_acronyms_are_left_alone(speller: Speller) -> None:
     assert spelled(speller, "I met Jhon and the WRKERS of NASAA.") == "I met Jhon and the WRKERS of NASAA."
 
 
-def test_capitalised_first_words_are_names_unless_asked(speller: Speller) -> None:
-    """By default a capitalised first word is left (learner letters sign off with names); when asked, it is
-    corrected and keeps its capital."""
-    assert spelled(speller, "Vasiliy. Recieved your letter.") == "Vasiliy. Recieved your letter."
-    initial = Speller(VOCABULARY, sentence_initial=True)
-    assert spelled(initial, "Recieved your letter.") == "Received your letter."
-    assert spelled(initial, '"Teh end," she said.') == '"The end," she said.'
+def test_capitalised_first_words_of_short_sentences_are_names(speller: Speller) -> None:
+    """A capitalised first word is corrected, keeping its capital, in a sentence of at least 4 words; in a shorter
+    one it is left (learner letters open and sign off with names), and never with ``initial_min_words=None``."""
+    assert spelled(speller, "Vasiliy.") == "Vasiliy."
+    assert spelled(speller, "Jhon Smiht") == "Jhon Smiht"
+    assert spelled(speller, "Recieved your letter today.") == "Received your letter today."
+    assert spelled(speller, '"Teh end," she said.') == '"The end," she said.'
+    assert spelled(speller, "Recieved your letter.") == "Recieved your letter."  # 3 words
+    never = Speller(VOCABULARY, initial_min_words=None)
+    assert spelled(never, "Recieved your letter today.") == "Recieved your letter today."
 
 
 def test_words_joined_by_apostrophes_or_hyphens_go_to_the_model(speller: Speller) -> None:
@@ -103,6 +114,44 @@ def test_without_the_vocabulary_its_words_are_corrected() -> None:
     assert not bare.known("zorbling") and bare.suggest("zorbling") is not None
 
 
+def test_the_ranking_reads_the_words_around(ranked: Speller) -> None:
+    """ "wich" is "which" or "with" (both 1 edit away): the neighbours decide, where the frequency alone says "with"."""
+    assert spelled(ranked, "I like the house wich is red.") == "I like the house which is red."
+    assert spelled(ranked, "I went wich her.") == "I went with her."
+    speller = Speller(VOCABULARY)
+    assert spelled(speller, "I like the house wich is red.") == "I like the house with is red."
+
+
+def test_the_ranking_knows_learners_edits(ranked: Speller) -> None:
+    """ "totaly" is "totally" with a doubled letter dropped, or the more frequent "total" with a "y" added."""
+    assert ranked.suggest("totaly") == "totally"
+    assert Speller(VOCABULARY, toy_ranker({"ins:ly": 50})).suggest("totaly") == "total"
+
+
+def test_run_together_words_are_split_where_they_go_together(ranked: Speller) -> None:
+    assert spelled(ranked, "There are alot of people.") == "There are a lot of people."
+    assert spelled(ranked, "Alot of people came today.") == "A lot of people came today."
+    assert ranked.suggest("ofthe") == "of the"
+    unseen = Speller(VOCABULARY, toy_ranker(pairs=Counter({p: n for p, n in PAIRS.items() if p != ("of", "the")})))
+    assert unseen.suggest("ofthe") != "of the"  # both words frequent, but never seen together
+    assert Speller(VOCABULARY).suggest("alot") == "lot"  # without a ranking, no splits
+
+
+def test_a_long_word_with_no_candidate_splits_with_its_rest_corrected(ranked: Speller) -> None:
+    assert not ranked.closest("weatherrealted", 2)
+    assert spelled(ranked, "It is a weatherrealted problem.") == "It is a weather related problem."
+
+
+def test_a_long_word_with_nothing_within_2_edits_takes_a_word_3_edits_away_with_its_first_letter(
+    ranked: Speller,
+) -> None:
+    assert not ranked.closest("errounuosly", 2) and ranked.suggest("errounuosly") == "erroneously"
+    assert spelled(ranked, "It was errounuosly sent.") == "It was erroneously sent."
+    assert not ranked.closest("nonfluoridated", 2)
+    assert ranked.suggest("nonfluoridated") is None  # "fluoridated" is 3 edits away, but not its first letter
+    assert Speller(VOCABULARY).suggest("errounuosly") is None  # without a ranking: 2 edits at most
+
+
 def _touches_a_word(text: str, start: int, end: int) -> bool:
     """A letter or digit right beside the span, or a letter beyond an apostrophe or hyphen beside it."""
     before, after = text[max(start - 2, 0) : start].rjust(2), text[end : end + 2].ljust(2)
@@ -110,16 +159,21 @@ def _touches_a_word(text: str, start: int, end: int) -> bool:
     return before[1].isalnum() or after[0].isalnum() or joined
 
 
-WORDS = ["recieved", "teh", "the", "Recieved", "Jhon", "NASAA", "u", "zorbling", "plce", "becuase", "apple"]
+WORDS = ["recieved", "teh", "the", "Recieved", "Jhon", "NASAA", "u", "zorbling", "plce", "becuase", "apple", "alot"]
+WORDS += ["Alot", "wich", "totaly", "weatherrealted", "errounuosly"]
 CHUNKS = ["#teh", "@jhon", "www.teh.com", "teh_x", "2nd", "did'nt", "a.teh", "(teh)", "teh,", "héllo", "😀"]
 SPACES = [" ", "  ", "\t", " \u00a0"]
 
 
+@pytest.mark.parametrize("with_ranking", [False, True])
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(WORDS + CHUNKS), st.sampled_from(SPACES)), max_size=12))
-def test_only_whole_unknown_words_change(speller: Speller, parts: list[tuple[str, str]]) -> None:
+def test_only_whole_unknown_words_change(
+    speller: Speller, ranked: Speller, with_ranking: bool, parts: list[tuple[str, str]]
+) -> None:
     """Each edit replaces one whole ASCII-letter word (no letter, digit or joiner around it) that the stage does not
-    know, by a known word of the same case pattern; everything else is untouched, and the edits rebuild the text."""
+    know, by known words of the same case pattern; everything else is untouched, and the edits rebuild the text."""
+    speller = ranked if with_ranking else speller
     text = "".join(word + space for word, space in parts)
     edits = speller.corrections(text)
     result = apply_edits(text, edits)
@@ -127,7 +181,8 @@ def test_only_whole_unknown_words_change(speller: Speller, parts: list[tuple[str
     for edit in edits:
         assert text[edit.start : edit.end] == edit.original and edit.original.isascii() and edit.original.isalpha()
         assert not _touches_a_word(text, edit.start, edit.end)
-        assert not speller.known(edit.original.lower()) and speller.known(edit.replacement.lower())
+        assert not speller.known(edit.original.lower())
+        assert all(speller.known(word) for word in edit.replacement.lower().split())
         assert edit.original.islower() or edit.replacement[0].isupper()
         assert result[edit.start + kept : edit.start + kept + len(edit.replacement)] == edit.replacement
         kept += len(edit.replacement) - len(edit.original)
