@@ -46,6 +46,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,14 @@ def _server_p99_ms(url: str, headers: dict[str, str]) -> float | None:
     return max((v for v in values if v is not None), default=None)
 
 
+def _by_second(records: Iterable[dict[str, Any]]) -> dict[int, int]:
+    """How many of ``records`` were due in each second of their phase."""
+    counts: dict[int, int] = {}
+    for record in records:
+        counts[int(record["at_s"])] = counts.get(int(record["at_s"]), 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def summarise(phase: str, load: dict[str, Any], sla_s: float) -> dict[str, Any]:
     """A phase's figures from ``loadtest.paced``'s output: rates, send lag, statuses, latencies."""
     records = load["records"]
@@ -113,6 +122,7 @@ def summarise(phase: str, load: dict[str, Any], sla_s: float) -> dict[str, Any]:
         "within_sla": bool(answered) and summary["p99_ms"] <= sla_s * 1e3,
         "retry_after_s": f"{waits[0]}-{waits[-1]}" if waits else None,
         "refusals_without_retry_after": sum(1 for r in refused if not r["retry_after"]),
+        "late_by_second": _by_second(r for r in records if r["status"] == 504),
         "client_cpu_pct": 100 * load["cpu_s"] / load["elapsed_s"],
     }
 
