@@ -46,6 +46,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -90,18 +91,13 @@ def _server_p99_ms(url: str, headers: dict[str, str]) -> float | None:
 
 def _by_second(records: Iterable[dict[str, Any]]) -> dict[int, int]:
     """How many of ``records`` were due in each second of their phase."""
-    counts: dict[int, int] = {}
-    for record in records:
-        counts[int(record["at_s"])] = counts.get(int(record["at_s"]), 0) + 1
-    return dict(sorted(counts.items()))
+    return dict(sorted(Counter(int(record["at_s"]) for record in records).items()))
 
 
 def summarise(phase: str, load: dict[str, Any], sla_s: float) -> dict[str, Any]:
     """A phase's figures from ``loadtest.paced``'s output: rates, send lag, statuses, latencies."""
     records = load["records"]
-    statuses: dict[int, int] = {}
-    for record in records:
-        statuses[record["status"]] = statuses.get(record["status"], 0) + 1
+    statuses = Counter(record["status"] for record in records)
     answered = [r["seconds"] for r in records if r["status"] == 200]
     summary = latency_summary(answered)
     refused = [r for r in records if r["status"] in (429, 503)]
@@ -127,7 +123,9 @@ def summarise(phase: str, load: dict[str, Any], sla_s: float) -> dict[str, Any]:
     }
 
 
-def _paced(url: str, texts: Path, rate: float, duration: float, start_at: float, seed: int, keys: list[str]):
+def _paced(
+    url: str, texts: Path, rate: float, duration: float, start_at: float, seed: int, keys: list[str]
+) -> dict[str, Any]:
     """Run ``loadtest.paced`` for one phase; its output."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         command = [sys.executable, "-m", "loadtest.paced", "--url", url, "--texts", str(texts), "--rate", str(rate)]
