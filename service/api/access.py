@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from service.api.auth import KeyRing, UnauthorizedError, load_keys
@@ -29,7 +32,7 @@ from service.config import Settings
 from service.observability.metrics import Metrics
 from service.pipeline.errors import RequestError
 
-__all__ = ["OPEN_PATHS", "AccessControl", "AccessMiddleware", "presented_key"]
+__all__ = ["OPEN_PATHS", "AccessControl", "AccessMiddleware", "declare_refusals", "guarded", "presented_key"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +56,43 @@ OPEN_PATHS = frozenset(
 OPEN_PREFIXES = ("/static/",)
 SELF_CHECKED = frozenset({"/v2/check"})  # the route admits the request itself (apiKey is in its form)
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="gecserve"'}
+
+
+REFUSALS = {
+    401: "no API key, or one that is not valid (when keys are configured)",
+    429: "the API key is over its rate limit; see Retry-After",
+}
+
+
+def guarded(path: str) -> bool:
+    """True when ``AccessMiddleware`` checks the key of a request for ``path`` (a route may be a
+    template: ``/v1/experiments/{name}``)."""
+    return path not in OPEN_PATHS and path not in SELF_CHECKED and not path.startswith(OPEN_PREFIXES)
+
+
+def declare_refusals(app: FastAPI) -> None:
+    """Make ``app``'s OpenAPI schema declare the middleware's answers (``REFUSALS``, in the error
+    shape) on every route it guards: it answers them before any route runs, so routes that do not
+    list them would have the schema lie about what their clients may get."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title,
+                version=app.version,
+                openapi_version=app.openapi_version,
+                description=app.description,
+                routes=app.routes,
+            )
+            content = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}}
+            for path, operations in schema["paths"].items():
+                for operation in operations.values() if guarded(path) else ():
+                    for status, text in REFUSALS.items():
+                        operation["responses"].setdefault(str(status), {"description": text, "content": content})
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def presented_key(authorization: str | None, *keys: str | None) -> str | None:
@@ -127,13 +167,7 @@ class AccessMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if (
-            scope["type"] != "http"
-            or not self.access.enabled
-            or path in OPEN_PATHS
-            or path in SELF_CHECKED
-            or path.startswith(OPEN_PREFIXES)
-        ):
+        if scope["type"] != "http" or not self.access.enabled or not guarded(path):
             await self.app(scope, receive, send)
             return
         headers = {name: value.decode("latin-1") for name, value in scope["headers"]}

@@ -18,7 +18,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 
 from service.api import schemas
-from service.api.access import AccessControl, AccessMiddleware
+from service.api.access import AccessControl, AccessMiddleware, declare_refusals
 from service.api.dashboard import mount_dashboard
 from service.api.experiments import experiments_router
 from service.api.languagetool import languagetool_router
@@ -230,4 +230,5 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
     app.include_router(experiments_router(pipeline.experiments, settings.admin_key))
     app.include_router(languagetool_router(pipeline, access))
     mount_dashboard(app)
+    declare_refusals(app)
     return app

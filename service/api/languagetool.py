@@ -44,8 +44,10 @@ CHECK_RESPONSES: dict[int | str, dict[str, Any]] = {
     **_plain_errors(
         {
             400: "a parameter LanguageTool refuses",
+            401: "no API key (apiKey, X-Api-Key, Authorization: Bearer), or one that is not valid (keys configured)",
             413: "text over the limit",
             422: "decoding settings the engine refuses",
+            429: "the API key is over its rate limit; see Retry-After",
             500: "a failure inside the service",
             503: "overloaded or not ready; see Retry-After",
             504: "over its deadline",

@@ -10,11 +10,15 @@ A batch is chosen as follows:
 3. the anchor is the oldest job of the best class present: it is always in the batch, even
    when it alone exceeds the token budget (it then goes alone);
 4. the batch is filled class by class (best first; bulk only if ``fill_with_bulk``; shadow
-   jobs never join a batch of served work), within a class by closeness of length to the
-   anchor (when ``group_by_length``, else oldest first), adding every job that keeps both
-   budgets: at most ``max_batch_size`` rows (``shadow_batch_size`` for a shadow batch, so that
-   served work arriving meanwhile waits for a short batch only) and at most
-   ``max_batch_tokens`` padded tokens (rows x longest row).
+   jobs never join a batch of served work), within a class oldest first, adding every job that
+   keeps both budgets: at most ``max_batch_size`` rows (``shadow_batch_size`` for a shadow
+   batch, so that served work arriving meanwhile waits for a short batch only) and at most
+   ``max_batch_tokens`` padded tokens (rows x longest row). With ``group_by_length``, jobs are
+   taken by closeness of length to the anchor instead, but only while the live jobs number no
+   more than the batch's rows: under a backlog, passing over an older job for a newer one of a
+   closer length would make it wait longer than the work queued ahead of it, which is what
+   admission control counts on (``service.batching.admission``), and admitted requests would
+   run past their deadlines.
 
 The result is maximal: every live job left out of the batch either would break a budget if
 added, or belongs to a class the policy does not mix in.
@@ -173,10 +177,11 @@ def select_batch(pending: Sequence[Job], now: float, policy: BatchPolicy) -> Sel
     longest = anchor.length
     rows = policy.shadow_batch_size if order[0] == Priority.SHADOW else policy.max_batch_size
     mixed = [cls for cls in order[1:] if cls == Priority.BULK and policy.fill_with_bulk]
+    backlog = len(live) > rows
     for cls in [order[0], *mixed]:
         if len(chosen) >= rows:
             break
-        if policy.group_by_length:
+        if policy.group_by_length and not backlog:
             candidates = sorted(classes[cls], key=lambda job: (abs(job.length - anchor.length), job.age_key))
         else:
             candidates = sorted(classes[cls], key=lambda job: job.age_key)

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from service.api.access import OPEN_PATHS
 from service.api.auth import hash_key
 from service.api.proto import gecserve_pb2 as pb
 from tests.api.clients import grpc_call, grpc_error, metric, post
@@ -162,6 +163,17 @@ def test_every_state_changing_route_needs_the_admin_key(keyed) -> None:
         assert wrong.status_code == 401
         admitted = httpx.request(method, keyed.url + path, json={}, headers=bearer(ADMIN))
         assert admitted.status_code in (404, 422), (method, path)  # past the guard: no experiment "ab", no body
+
+
+def test_the_schema_declares_401_and_429_on_every_guarded_route_and_only_there(keyed) -> None:
+    spec = httpx.get(keyed.url + "/openapi.json").json()
+    for path, methods in spec["paths"].items():
+        for method, operation in methods.items():
+            declared = {"401", "429"} & set(operation["responses"])
+            if path in OPEN_PATHS:
+                assert not declared, (method, path)
+            else:
+                assert declared == {"401", "429"}, (method, path)
 
 
 def test_cors_preflight_and_answers_for_the_configured_origins(keyed) -> None:

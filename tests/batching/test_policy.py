@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -146,13 +149,18 @@ def test_bulk_fills_spare_room_only_when_allowed() -> None:
     assert pure.remaining == [bulk]
 
 
-def test_groups_lengths_closest_to_the_oldest_job() -> None:
+def test_groups_lengths_closest_to_the_oldest_job_unless_there_is_a_backlog() -> None:
     anchor = make_job(10, 0.0)
-    others = [make_job(n, 1.0 + i) for i, n in enumerate([50, 9, 100, 11, 30])]
-    sel = select_batch([anchor, *others], 10.0, BatchPolicy(max_batch_size=3, max_batch_tokens=10_000))
+    others = [make_job(n, 1.0 + i) for i, n in enumerate([50, 12, 100, 9, 11, 30])]
+    # Seven jobs, room for seven rows but 33 padded tokens: the closest lengths fit three.
+    budget = {"max_batch_size": 7, "max_batch_tokens": 33}
+    sel = select_batch([anchor, *others], 10.0, BatchPolicy(**budget))
     assert sorted(j.length for j in sel.batch) == [9, 10, 11]
-    fifo = select_batch([anchor, *others], 10.0, BatchPolicy(max_batch_size=3, group_by_length=False))
-    assert [j.length for j in fifo.batch] == [10, 50, 9]
+    fifo = select_batch([anchor, *others], 10.0, BatchPolicy(**budget, group_by_length=False))
+    assert [j.length for j in fifo.batch] == [10, 12]
+    # More jobs than rows: oldest first, whatever their lengths.
+    backlog = select_batch([anchor, *others], 10.0, BatchPolicy(max_batch_size=3, max_batch_tokens=10_000))
+    assert [j.length for j in backlog.batch] == [10, 50, 12]
 
 
 def test_token_budget_counts_padding() -> None:
@@ -194,3 +202,30 @@ def test_policy_validation() -> None:
     for bad in ({"max_batch_size": 0}, {"max_batch_tokens": 0}, {"max_wait_ms": -1}, {"max_queue": 0}):
         with pytest.raises(ValueError):
             BatchPolicy(**bad)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(1, 60), min_size=1, max_size=50), st.integers(1, 8), st.booleans())
+def test_a_backlog_is_served_in_the_order_admission_counts_on(lengths: list[int], extra: int, group: bool) -> None:
+    """Admission control counts every job queued before a new one as ahead of it, to be served in
+    ``ceil(ahead / rows)`` batches; under a backlog, batches must not pass over older jobs in
+    favour of newer ones of a closer length (the old length grouping did, and admitted requests
+    then ran past their deadlines)."""
+    rows = 8
+    policy = BatchPolicy(max_batch_size=rows, max_batch_tokens=100_000, group_by_length=group)
+    pending: list[Job] = []
+    waited: dict[int, int] = {}  # job -> batches it was allowed to wait
+    sizes, order = itertools.cycle(lengths), itertools.count()
+    step = 0
+    while step < 30 or pending:
+        if step < 30:  # sustained overload: more arrivals than a batch takes
+            for _ in range(rows + extra):
+                job = make_job(next(sizes), enqueued_at=step + next(order) * 1e-6)
+                waited[id(job)] = math.ceil((len(pending) + 1) / rows)
+                pending.append(job)
+        sel = select_batch(pending, float(step), policy)
+        pending = sel.remaining
+        for job in pending:
+            waited[id(job)] -= 1
+            assert waited[id(job)] > 0, "a job waited longer than the work that was ahead of it"
+        step += 1

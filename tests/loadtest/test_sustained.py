@@ -18,6 +18,8 @@ def test_recovery_is_the_first_probe_from_which_every_answer_is_normal() -> None
     assert sustained.recovered_after(probes, normal_s=0.05) == 0.2
     assert sustained.recovered_after([*probes, probe(0.4, "ReadError", 0.01)], normal_s=0.05) is None
     assert sustained.recovered_after(probes, normal_s=1.0) == 0.1
+    assert sustained.first_normal(probes, normal_s=0.05) == pytest.approx(0.22)  # sent at 0.2, answered 20 ms later
+    assert sustained.first_normal(probes[:2], normal_s=0.05) is None
 
 
 @pytest.mark.slow
@@ -34,6 +36,8 @@ def test_a_short_overload_is_refused_with_retry_after_and_the_service_recovers(t
     baseline, overload = result["rows"]
     assert baseline["statuses"].startswith("200:")
     assert "503:" in overload["statuses"] and overload["refusals_without_retry_after"] == 0
+    # The generator kept its schedule: every request sent, none more than a second late.
+    assert overload["sent"] == overload["scheduled"] and overload["lag_max_ms"] < 1000
     # Served again once the load stops (how soon is the drill's figure, and depends on the machine).
     assert result["probes"] and result["probes"][-1]["status"] == 200
     assert "normal again" in capsys.readouterr().out
