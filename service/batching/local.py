@@ -295,10 +295,9 @@ class LocalBatcher:
                 await asyncio.sleep(0.01)
 
     def _take_into(self, index: int, session: Session) -> list[Job]:
-        """Queued jobs for the free rows of worker ``index``'s running session, within the budgets
-        and the lengths it holds (from half the shortest to the longest: every row of a pass pays
-        for the longest source and history in it). None once the oldest queued job is outside them
-        and has waited ``max_wait_ms``: the session then drains, and the next batch forms around it."""
+        """Queued jobs for the free rows of worker ``index``'s running session (none when it is
+        full), chosen by the policy as a batch of that many rows would be, within the token budget
+        left by the jobs it holds."""
         running = self._running[index]
         rows = self.policy.max_batch_size - session.active
         tokens = self.policy.max_batch_tokens - sum(job.length for job in running)
@@ -310,18 +309,11 @@ class LocalBatcher:
                 self._fail(job, DeadlineExceededError(f"job {job.id} expired in the queue"), "deadline")
         if rows <= 0 or tokens <= 0 or not live:
             return []
-        shortest = min((job.length for job in running), default=0)
-        longest = max((job.length for job in running), default=math.inf)
-        fitting = [job for job in live if shortest // 2 <= job.length <= longest]
-        oldest = min(live, key=lambda job: job.age_key)
-        if not fitting or (oldest not in fitting and now - oldest.enqueued_at >= self.policy.max_wait_s):
-            return []
         room = dataclasses.replace(self.policy, max_batch_size=rows, max_batch_tokens=tokens)
-        selection = select_batch(fitting, now, room)
+        selection = select_batch(live, now, room)
         if padded_tokens(selection.batch) > tokens:  # the anchor alone is over what is left: wait
             return []
-        taken = set(map(id, selection.batch))
-        self._pending = [job for job in live if id(job) not in taken]
+        self._pending = selection.remaining
         return selection.batch
 
     async def _next_batch(self) -> list[Job] | None:

@@ -690,50 +690,22 @@ def test_a_batcher_takes_a_runner_or_sessions() -> None:
         LocalBatcher(BatchPolicy(), None)
 
 
-def _job(passes: int, length: int) -> Job:
-    return Job(tokens=[passes] + [1] * (length - 1))
-
-
-def test_a_running_session_takes_only_jobs_within_its_lengths() -> None:
+def test_a_running_session_takes_only_what_fits_the_token_budget_left() -> None:
     async def main() -> None:
-        batcher, session = _stepped(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS))
+        batcher, session = _stepped(BatchPolicy(max_batch_size=4, max_batch_tokens=10, max_wait_ms=HOUR_MS))
         batcher.start()
-        running = asyncio.ensure_future(batcher.submit(_job(3, 10)))
+        running = asyncio.ensure_future(batcher.submit(Job(tokens=[2] + [1] * 7)))  # 8 tokens, 2 passes
         await wait_until(lambda: len(session.joins) == 1)
-        longer, tiny, similar = _job(1, 30), _job(1, 4), _job(1, 8)
-        waits = [asyncio.ensure_future(batcher.submit(job)) for job in (longer, tiny, similar)]
-        await wait_until(lambda: batcher.depth == 3)
-        session.passes.release()
-        await wait_until(lambda: len(session.joins) == 2)
-        assert session.joins[1] == ([similar.id], 1)  # 30 > the longest, 4 < half the shortest
-        session.passes.release(10)
-        await asyncio.wait_for(asyncio.gather(running, *waits), BOUND)
-        fresh = next((ids, rows) for ids, rows in session.joins if longer.id in ids)
-        assert sorted(fresh[0]) == sorted([longer.id, tiny.id]) and fresh[1] == 0  # a new batch, once drained
-        await batcher.stop()
-
-    asyncio.run(main())
-
-
-def test_an_oldest_job_outside_the_lengths_stops_joins_once_it_has_waited(clock: Clock) -> None:
-    async def main() -> None:
-        batcher, session = _stepped(BatchPolicy(max_batch_size=4, max_wait_ms=1000))
-        batcher.start()
-        running = asyncio.ensure_future(batcher.submit(_job(2, 10)))
-        await wait_until(lambda: len(session.joins) == 1)
-        outside = asyncio.ensure_future(batcher.submit(_job(1, 30)))
-        await wait_until(lambda: batcher.depth == 1)
-        clock.advance(2.0)  # it has waited past max_wait_ms
-        fitting = _job(1, 9)
-        later = asyncio.ensure_future(batcher.submit(fitting))
+        small, large = Job(tokens=[1, 1]), Job(tokens=[1] * 5)
+        waits = [asyncio.ensure_future(batcher.submit(job)) for job in (small, large)]
         await wait_until(lambda: batcher.depth == 2)
         session.passes.release()
         await wait_until(lambda: len(session.joins) == 2)
-        assert session.joins[1] == ([], 1)  # the session drains instead of taking the fitting job
+        assert session.joins[1] == ([small.id], 1)  # 8 + 2 fit the 10-token budget, 8 + 5 do not
         session.passes.release(10)
-        await asyncio.wait_for(asyncio.gather(running, outside, later), BOUND)
-        fresh = next((ids, rows) for ids, rows in session.joins if fitting.id in ids)
-        assert fresh[1] == 0  # it joined the next batch, not the draining one
+        await asyncio.wait_for(asyncio.gather(running, *waits), BOUND)
+        joined_large = next(rows for ids, rows in session.joins if large.id in ids)
+        assert joined_large <= 1  # only once the 8-token job had left
         await batcher.stop()
 
     asyncio.run(main())
