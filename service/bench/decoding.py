@@ -1,7 +1,7 @@
 """``gecserve bench decoding``: decoding strategies compared on the same model in one run.
 
     gecserve bench decoding --model models/gec-default --input dev.txt \\
-        [--batch-size 1,8,32] [--strategies greedy,aggressive,relaxed,beam] [--cache compact,masked] \\
+        [--batch-size 1,8,32] [--strategies greedy,aggressive,relaxed,unsplit,encoder,beam] [--cache compact,masked] \\
         [--threads 1] [--limit N] [--order length|input] [--peer-ct2 HF_DIR] [--json OUT]
 
 ``--arrivals RATES`` replays a Poisson stream of sentences through the service's batcher instead
@@ -12,7 +12,10 @@ run, and how many outputs are identical to greedy's. Where aggressive and greedy
 position's top-1/top-2 logit gap in the greedy run is reported: a numeric near-tie is
 counted, never hidden. ``relaxed`` is aggressive decoding with the lossy, opt-in relaxed
 verification (``--relaxed-top-k``, ``--min-block``); its identical-to-greedy count says how far
-it strays. ``--peer-ct2`` adds CTranslate2 int8 greedy on the same weights.
+it strays. ``unsplit`` is aggressive decoding with one padded pass per step (``pass_cost`` 0),
+to compare with the split passes a CPU makes by default. ``encoder`` runs the encoder alone on
+the same batches: the share of every strategy's time that no decoding can save.
+``--peer-ct2`` adds CTranslate2 int8 greedy on the same weights.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ from service.bench.report import latency_summary, table, write_json
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import CONTINUOUS, Engine
 from service.engine.sessions import SessionSettings
+
+# Rows that are aggressive decoding with other knobs (see the module docstring).
+VARIANTS = ("relaxed", "unsplit")
 
 COLUMNS = [
     "strategy",
@@ -119,7 +125,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.order == "length":  # batches of similar lengths, as the service's batcher forms them
         sources.sort(key=len)
     params = DecodeParams(num_beams=args.num_beams, max_draft=args.max_draft, pass_cost=args.pass_cost)
-    relaxed = replace(params, relaxed_top_k=args.relaxed_top_k, min_block=args.min_block)
+    variants = {
+        "relaxed": replace(params, relaxed_top_k=args.relaxed_top_k, min_block=args.min_block),
+        "unsplit": replace(params, pass_cost=0.0),
+    }
     strategies = ["greedy"] + [s for s in args.strategies if s != "greedy"]
     configs = [(s, c, b) for b in args.batch_size for c in args.cache for s in strategies]
     peer = None
@@ -139,12 +148,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 tokens = outputs
                 passes = [len(t) + 1 for t in tokens]
                 accepted = sum(passes)
+            elif strategy == "encoder":
+                engine = engines[cache]
+                _, latencies, total = timed_run(
+                    lambda b, e=engine: [e.model.encode(b)] * len(b), sources, batch, progress
+                )
+                greedy_total = greedy_time.get((cache, batch), greedy_time[(args.cache[0], batch)])
+                rows.append(
+                    {"strategy": strategy, "cache": cache, "batch": batch, "sent_per_s": len(sources) / total}
+                    | latency_summary(latencies)
+                    | {"speedup_vs_greedy": greedy_total / total, "flip_details": []}
+                )
+                continue
             else:
                 engine = engines[cache]
 
                 def generate(batch_sources: list[list[int]], s: str = strategy, e: Engine = engine) -> list[Any]:
-                    if s == "relaxed":
-                        return e.generate(batch_sources, "aggressive", relaxed)
+                    if s in VARIANTS:
+                        return e.generate(batch_sources, "aggressive", variants[s])
                     return e.generate(batch_sources, s, params)
 
                 outputs, latencies, total = timed_run(generate, sources, batch, progress)

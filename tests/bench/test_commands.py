@@ -24,11 +24,11 @@ def sentences(tmp_path):
 def test_bench_decoding_rows_and_greedy_agreement(tmp_path, sentences, capsys) -> None:
     out = tmp_path / "decoding.json"
     args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--batch-size", "1,4"]
-    args += ["--strategies", "greedy,aggressive,relaxed,beam", "--cache", "compact,masked", "--json", str(out)]
-    assert decoding.main(args) == 0
+    args += ["--strategies", "greedy,aggressive,relaxed,unsplit,encoder,beam", "--cache", "compact,masked"]
+    assert decoding.main([*args, "--json", str(out)]) == 0
     result = json.loads(out.read_text())
     rows = {(r["strategy"], r["cache"], r["batch"]): r for r in result["rows"]}
-    assert len(rows) == 4 * 2 * 2
+    assert len(rows) == 6 * 2 * 2
     n = result["sentences"]
     for cache in ("compact", "masked"):
         for batch in (1, 4):
@@ -38,6 +38,9 @@ def test_bench_decoding_rows_and_greedy_agreement(tmp_path, sentences, capsys) -
                 < rows[("greedy", cache, batch)]["passes_per_sent"]
             )
             assert rows[("greedy", cache, batch)]["tokens_per_pass"] == pytest.approx(1.0)
+            assert rows[("unsplit", cache, batch)]["identical_to_greedy"] == f"{n}/{n}"
+            # the encoder alone is part of every strategy's time
+            assert rows[("encoder", cache, batch)]["sent_per_s"] > rows[("aggressive", cache, batch)]["sent_per_s"]
     assert "speedup_vs_greedy" in capsys.readouterr().out
 
 
