@@ -45,10 +45,10 @@ class Settings(BaseSettings):
     )
     max_batch_size: int = Field(32, ge=1, description="sentences per decoding batch")
     max_batch_tokens: int = Field(4096, ge=16, description="padded tokens per decoding batch")
-    continuous_batching: bool = Field(
-        True,
-        description="greedy and aggressive arms: sentences join and leave the batch between decoder passes "
-        "(false: each batch is decoded to the end before the next starts)",
+    continuous_batching: str = Field(
+        "aggressive",
+        description="strategies whose sentences join and leave the batch between decoder passes, comma-separated "
+        "(greedy, aggressive; empty: each batch is decoded to the end before the next starts)",
     )
     max_wait_ms: float = Field(2.0, ge=0, description="how long a batch may wait to fill")
     max_queue: int = Field(512, ge=1, description="queued sentences per backend before 503")
@@ -116,9 +116,28 @@ class Settings(BaseSettings):
     )
     log_level: str = Field("INFO", description="log level")
 
+    @field_validator("continuous_batching")
+    @classmethod
+    def _continuous_strategies(cls, value: str) -> str:
+        from service.engine.engine import CONTINUOUS  # the engine's table (imported here: ONNX Runtime)
+
+        unknown = sorted(set(strategies(value)) - set(CONTINUOUS))
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)}: continuous batching is for {', '.join(CONTINUOUS)} only")
+        return value
+
+    @property
+    def continuous_strategies(self) -> frozenset[str]:
+        return frozenset(strategies(self.continuous_batching))
+
     @field_validator("default_backend")
     @classmethod
     def _known_backend(cls, name: str) -> str:
         if name not in BACKENDS:
             raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
         return name
+
+
+def strategies(value: str) -> list[str]:
+    """A comma-separated list of strategy names, blanks ignored."""
+    return [name.strip() for name in value.split(",") if name.strip()]

@@ -50,6 +50,15 @@ __all__ = ["LocalBatcher"]
 log = logging.getLogger(__name__)
 
 
+@dataclass
+class _Finished:
+    """What a worker's session delivered during its current call."""
+
+    jobs: int = 0
+    tokens: int = 0
+    abandoned: int = 0
+
+
 @dataclass(eq=False)
 class _Entry:
     future: asyncio.Future[Any]
@@ -99,6 +108,7 @@ class LocalBatcher:
         # batch is then part of the cost of serving a backlog: event-loop time, hand-offs).
         self._backlog_since: dict[int, float] = {}
         self._unrecorded: dict[int, float] = {}  # per worker: decoding time not yet in ``rate``
+        self._finished: dict[int, _Finished] = {}
         self.rate = ServiceRate()
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -346,7 +356,8 @@ class LocalBatcher:
     async def _run(
         self, index: int, executor: ThreadPoolExecutor, session: Session, batch: list[Job], wake: threading.Event
     ) -> None:
-        assert self._loop is not None
+        loop = self._loop
+        assert loop is not None
         taken = time.monotonic()
         running = self._running[index]
         for job in batch:
@@ -364,10 +375,15 @@ class LocalBatcher:
         if batch:
             self._hook("on_batch", rows, padded_tokens(list(running)))
         wake.clear()
+        finished = self._finished[index] = _Finished()
+
+        def deliver(job: Job, outcome: Any) -> None:  # in the worker's thread; settled in order on the loop
+            loop.call_soon_threadsafe(self._finish, index, job, outcome)
+
         started = time.perf_counter()
         gap = started - self._backlog_since.pop(index, started)
         try:
-            outcomes = await self._loop.run_in_executor(executor, session.advance, batch, wake)
+            await loop.run_in_executor(executor, session.advance, batch, wake, deliver)
         except asyncio.CancelledError:
             self._settle_all(running, BatcherStoppedError(f"batcher {self.name!r} stopped while decoding"))
             raise
@@ -379,25 +395,33 @@ class LocalBatcher:
         else:
             elapsed = time.perf_counter() - started
             self._hook("on_inference", elapsed, rows)
-            abandoned = sum(isinstance(outcome, DeadlineExceededError) for _, outcome in outcomes)
-            for _ in range(abandoned):  # the session gave up on them: their callers were past their deadlines
-                self._hook("on_reject", "abandoned")
             # A session's call may end with nothing finished (work was waiting to join): its time
             # counts towards the next call that finishes jobs, so the rate learnt is the real pace.
             spent = self._unrecorded.pop(index, 0.0) + elapsed + gap
-            if not outcomes:
+            if not finished.jobs:
                 self._unrecorded[index] = spent
-            elif not abandoned:
-                self.rate.record(spent, sum(job.length for job, _ in outcomes))
-            for job, outcome in outcomes:
-                running.pop(job, None)
-                self._in_flight -= 1
-                self._in_flight_tokens -= job.length
-                self._settle(job, outcome)
+            elif not finished.abandoned:
+                self.rate.record(spent, finished.tokens)
         finally:
             if self._pending:
                 self._backlog_since[index] = time.perf_counter()
             self._changed(wake=False)
+
+    def _finish(self, index: int, job: Job, outcome: Any) -> None:
+        """A job its worker's session delivered (on the event loop, before the session's call returns)."""
+        running = self._running[index]
+        if job not in running:
+            return  # already failed with the rest of its session
+        del running[job]
+        self._in_flight -= 1
+        self._in_flight_tokens -= job.length
+        finished = self._finished[index]
+        finished.jobs += 1
+        finished.tokens += job.length
+        if isinstance(outcome, DeadlineExceededError):  # the session gave up on it: its caller was past its deadline
+            finished.abandoned += 1
+            self._hook("on_reject", "abandoned")
+        self._settle(job, outcome)
 
     # -- bookkeeping ------------------------------------------------------------------------
 

@@ -1,11 +1,11 @@
 """What a batcher's worker drives: a decoding session that jobs join between decoder passes.
 
-``advance(joining, wake)`` is called in the worker's own thread: it adds ``joining`` to the
-session's running jobs, decodes, and returns ``(job, outcome)`` for each job that finished
-(an outcome that is an exception fails only its job). A session with jobs still running
-(``active``) is advanced again at once, with whatever the queue has for its free rows: this is
-iteration-level batching. ``wake`` is set by the batcher when new work is queued, so a session
-may return early to let it join.
+``advance(joining, wake, deliver)`` is called in the worker's own thread: it adds ``joining``
+to the session's running jobs and decodes, handing each job that finishes to
+``deliver(job, outcome)`` at once (an outcome that is an exception fails only its job). A
+session with jobs still running (``active``) is advanced again at once, with whatever the queue
+has for its free rows: this is iteration-level batching. ``wake`` is set by the batcher when new
+work is queued, so a session may return early to let it join.
 
 ``ClosedSession`` is the plain batch: a ``Runner`` decodes the jobs it is given to the end.
 """
@@ -18,11 +18,14 @@ from typing import Any, Protocol
 
 from service.batching.job import Job
 
-__all__ = ["ClosedSession", "Runner", "Session"]
+__all__ = ["ClosedSession", "Deliver", "Runner", "Session"]
 
 Runner = Callable[[int, list[Job]], Sequence[Any]]
 """``runner(worker_index, jobs) -> results``: one result per job, in order. A result that is an
 exception instance fails only its own job; raising fails the whole batch."""
+
+Deliver = Callable[[Job, Any], None]
+"""``deliver(job, outcome)``: a job's result, or the exception that fails it, from any thread."""
 
 
 class Session(Protocol):
@@ -31,9 +34,9 @@ class Session(Protocol):
         """Jobs joined and not yet returned."""
         ...
 
-    def advance(self, joining: list[Job], wake: threading.Event) -> list[tuple[Job, Any]]:
-        """Add ``joining``, decode, and return the jobs that finished with their outcomes. Raising
-        fails every job the session holds (and leaves it empty)."""
+    def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
+        """Add ``joining``, decode, and ``deliver`` each job that finishes. Raising fails every job
+        the session holds that was not delivered (and leaves it empty)."""
         ...
 
 
@@ -46,11 +49,12 @@ class ClosedSession:
         self.runner = runner
         self.worker = worker
 
-    def advance(self, joining: list[Job], wake: threading.Event) -> list[tuple[Job, Any]]:
+    def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
         results = list(self.runner(self.worker, joining))
         if len(results) != len(joining):
             raise ResultCountError(f"runner returned {len(results)} results for {len(joining)} jobs")
-        return list(zip(joining, results, strict=True))
+        for job, result in zip(joining, results, strict=True):
+            deliver(job, result)
 
 
 class ResultCountError(RuntimeError):

@@ -161,7 +161,7 @@ class Pipeline:
                 admit_within=s.admit_within,
             )
             self.queues = LocalQueues(
-                engines, policy, MetricsHooks(self.metrics, self.stats), continuous=s.continuous_batching
+                engines, policy, MetricsHooks(self.metrics, self.stats), continuous=s.continuous_strategies
             )
         await self.queues.start()
         model_key = f"{self.manifest.name}\x1f{self.manifest.version}\x1f{self.variant}"

@@ -3,9 +3,9 @@
 ``DecodingQueues`` is what the pipeline submits to; it has two transports. ``LocalQueues`` (the
 default) decodes in this process: a pool of ``inference_workers`` engines (ONNX Runtime sessions,
 which accept concurrent runs), worker ``i`` of every queue running on engine ``i``, and the memory
-decoding used going back to the system once it is idle. An arm whose strategy allows it decodes
-with iteration-level batching (``continuous``: sentences join and leave the batch between decoder
-passes); the others, and ``generate``, in closed batches. ``StreamQueues``
+decoding used going back to the system once it is idle. An arm whose strategy is in ``continuous``
+decodes with iteration-level batching (sentences join and leave the batch between decoder passes);
+the others, and ``generate``, in closed batches. ``StreamQueues``
 (``service.pipeline.stream_queues``, ``gecserve serve --queue URL``) sends the jobs to engine
 workers through Redis Streams. Queues are made when an arm first needs one, so an experiment
 started at run time gets its own.
@@ -56,7 +56,11 @@ class LocalQueues:
     """Queues decoded by this process's engines (see the module docstring)."""
 
     def __init__(
-        self, engines: Sequence[Engine], policy: BatchPolicy, hooks: MetricsHooks | None, continuous: bool = True
+        self,
+        engines: Sequence[Engine],
+        policy: BatchPolicy,
+        hooks: MetricsHooks | None,
+        continuous: frozenset[str] = frozenset(CONTINUOUS),
     ) -> None:
         self.engines = list(engines)
         self.policy = policy
@@ -70,7 +74,7 @@ class LocalQueues:
         batcher = self.batchers.get(arm.queue)
         if batcher is None:
             strategy, params = arm.strategy, arm.params
-            if self.continuous and strategy in CONTINUOUS:
+            if strategy in self.continuous:
                 batcher = self._start_continuous(arm.queue, strategy, params)
             else:
                 batcher = self._start(arm.queue, lambda engine, jobs: decode_batch(engine, jobs, strategy, params))

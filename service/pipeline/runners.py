@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.batching import DeadlineExceededError, Job
+from service.batching.session import Deliver
 from service.engine.allocator import release_free_memory
 from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis
 from service.engine.engine import DecodingStoppedError, Engine, InputTooLongError
@@ -89,10 +90,11 @@ def decode_by_payload(engine: Engine, jobs: Sequence[Job]) -> list[Any]:
 class DecodingSession:
     """One worker's iteration-level decoding of a queue's strategy (a ``Session`` of the batcher).
 
-    ``advance`` joins the new jobs (one encoder run), then runs decoder passes until a job finishes,
-    or new work is queued (``wake``) while the session has fewer than ``max_rows`` jobs. If the
-    decoder raises, the jobs it held are decoded again one at a time as closed batches, so only a
-    job that fails by itself gets the exception.
+    ``advance`` joins the new jobs (one encoder run), then runs decoder passes, delivering each job
+    as it finishes, until none is left or work is queued (``wake``) while a quarter of ``max_rows``
+    (at least one) is free: the scheduler's round trip is paid once for several joins, not per
+    pass. If the decoder raises, the jobs it held are decoded again one at a time as closed
+    batches, so only a job that fails by itself gets the exception.
     """
 
     def __init__(
@@ -102,6 +104,7 @@ class DecodingSession:
         self.strategy = strategy
         self.params = params
         self.max_rows = max_rows
+        self.join_at = max(1, max_rows // 4)
         self.ended = ended
         self._decoder = engine.continuous(strategy, params)
         self._held: dict[int, tuple[Job, float, int]] = {}  # handle -> job, when it joined, rows then
@@ -110,23 +113,26 @@ class DecodingSession:
     def active(self) -> int:
         return len(self._held)
 
-    def advance(self, joining: list[Job], wake: threading.Event) -> list[tuple[Job, Any]]:
+    def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
         try:
-            outcomes = self._join(joining)
+            for job, outcome in self._join(joining):
+                deliver(job, outcome)
             try:
                 while self._held:
-                    outcomes.extend(self._drop_expired())
+                    for job, outcome in self._drop_expired():
+                        deliver(job, outcome)
                     if not self._held:
                         break
-                    finished = time.monotonic()
-                    for handle, result in self._decoder.step():
+                    finished = self._decoder.step()
+                    now = time.monotonic()
+                    for handle, result in finished:
                         job, joined, rows = self._held.pop(handle)
-                        outcomes.append((job, Outcome(result, joined, finished, rows)))
-                    if outcomes or (wake.is_set() and len(self._held) < self.max_rows):
+                        deliver(job, Outcome(result, joined, now, rows))
+                    if wake.is_set() and self.max_rows - len(self._held) >= self.join_at:
                         break
             except Exception as error:
-                outcomes.extend(self._recover(error))
-            return outcomes
+                for job, outcome in self._recover(error):
+                    deliver(job, outcome)
         finally:
             self.ended()
 

@@ -587,25 +587,23 @@ class SteppedSession:
     def active(self) -> int:
         return len(self.held)
 
-    def advance(self, joining: list[Job], wake: threading.Event) -> list[tuple[Job, Any]]:
+    def advance(self, joining: list[Job], wake: threading.Event, deliver) -> None:
         self.joins.append(([job.id for job in joining], len(self.held)))
         for job in joining:
             if job.payload == "boom":
                 raise RuntimeError("decoder broke")
             self.held[job] = job.tokens[0]
         self.most_rows = max(self.most_rows, len(self.held))
-        done: list[tuple[Job, Any]] = []
         while self.held:
             assert self.passes.acquire(timeout=BOUND)
             for job in list(self.held):
                 self.held[job] -= 1
                 if self.held[job] == 0:
                     del self.held[job]
-                    done.append((job, result_of(job)))
+                    deliver(job, result_of(job))
                     self.finished.append(job.id)
-            if done or (wake.is_set() and len(self.held) < self.max_rows):
+            if wake.is_set() and len(self.held) < self.max_rows:
                 break
-        return done
 
 
 def _stepped(policy: BatchPolicy) -> tuple[LocalBatcher, SteppedSession]:

@@ -58,10 +58,11 @@ def test_session_jobs_joining_between_passes_get_what_greedy_gives_alone(strateg
     engine = session.engine
     jobs = [Job(tokens) for tokens in engine.codec.encode_batch([s for s in SENTENCES if s] * 2)]
     waiting, outcomes, calls = list(jobs), {}, 0
+    wake = threading.Event()
+    wake.set()  # work is always waiting: the session comes back for it once a quarter is free
     while waiting or session.active:
         joining, waiting = waiting[:2], waiting[2:]
-        for job, outcome in session.advance(joining, threading.Event()):
-            outcomes[job] = outcome
+        session.advance(joining, wake if waiting else threading.Event(), outcomes.__setitem__)
         calls += 1
     assert len(ended) == calls
     for job in jobs:
@@ -74,11 +75,11 @@ def test_session_returns_early_when_work_waits_and_it_has_room() -> None:
     tokens = session.engine.codec.encode_batch(["The cat likes teh old car and the dog likes the cat very much."])[0]
     wake = threading.Event()
     wake.set()
-    assert session.advance([Job(tokens)], wake) == []  # one pass, then back for the waiting work
-    assert session.active == 1
-    finished = []
+    finished: dict = {}
+    session.advance([Job(tokens)], wake, finished.__setitem__)  # one pass, then back for the waiting work
+    assert session.active == 1 and not finished
     while session.active:
-        finished += session.advance([], threading.Event())
+        session.advance([], threading.Event(), finished.__setitem__)
     assert len(finished) == 1
 
 
@@ -95,7 +96,7 @@ def test_session_drops_jobs_past_their_deadline_and_answers_the_odd_ones_at_once
     outcomes = {}
     waiting = list(jobs)
     while waiting or session.active:
-        outcomes.update(session.advance(waiting, threading.Event()))
+        session.advance(waiting, threading.Event(), outcomes.__setitem__)
         waiting = []
     assert outcomes[jobs[0]].result.tokens == session.engine.generate([good], "greedy")[0].tokens
     assert isinstance(outcomes[jobs[1]], DeadlineExceededError)
