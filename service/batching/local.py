@@ -312,11 +312,7 @@ class LocalBatcher:
         rows = self.policy.max_batch_size - session.active
         tokens = self.policy.max_batch_tokens - sum(job.length for job in running)
         now = time.monotonic()
-        live, expired = split_expired(self._pending, now)
-        if expired:
-            self._pending = live
-            for job in expired:
-                self._fail(job, DeadlineExceededError(f"job {job.id} expired in the queue"), "deadline")
+        live = self._sweep_expired(now)
         if rows <= 0 or tokens <= 0 or not live:
             return []
         room = dataclasses.replace(self.policy, max_batch_size=rows, max_batch_tokens=tokens)
@@ -326,18 +322,23 @@ class LocalBatcher:
         self._pending = selection.remaining
         return selection.batch
 
+    def _sweep_expired(self, now: float) -> list[Job]:
+        """Fail the queued jobs past their deadline; the live ones, in order."""
+        live, expired = split_expired(self._pending, now)
+        if expired:
+            self._pending = live
+            for job in expired:
+                self._fail(job, DeadlineExceededError(f"job {job.id} expired in the queue"), "deadline")
+            self._changed(wake=False)
+        return live
+
     async def _next_batch(self) -> list[Job] | None:
         while True:
             stopping = self._state != "running"
             if stopping and (not self._draining or not self._pending):
                 return None
             now = time.monotonic()
-            live, expired = split_expired(self._pending, now)
-            if expired:
-                self._pending = live
-                for job in expired:
-                    self._fail(job, DeadlineExceededError(f"job {job.id} expired in the queue"), "deadline")
-                self._changed(wake=False)
+            live = self._sweep_expired(now)
             timeout: float | None = None
             if live:
                 if stopping or batch_ready(live, now, self.policy, idle=self._in_flight == 0):
