@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from service.batching.admission import retry_after_header
-from service.batching.job import Job
+from service.batching.job import Job, Priority
 
 __all__ = [
     "Batcher",
@@ -141,6 +141,11 @@ class Batcher(Protocol):
 
     async def submit_many(self, jobs: Sequence[Job]) -> list[Any]:
         """Queue all of ``jobs`` or none of them (QueueFullError) and wait for their results."""
+
+    def check_admission(self, priority: Priority, deadline: float) -> None:
+        """Raise ``WouldMissDeadlineError`` when the work queued now alone would take more than the
+        admitted share of the time left before ``deadline``: a request that ``submit_many`` would
+        refuse whatever its size, refused before any work is spent on it."""
 
     @property
     def depth(self) -> int:

@@ -171,6 +171,16 @@ class LocalBatcher:
                     self._withdraw(job, entry)  # now, not when the cancelled task next runs
                     wait.cancel()
 
+    def check_admission(self, priority: Priority, deadline: float) -> None:
+        """See ``Batcher.check_admission`` (the same estimate as ``_admit``'s, for no work of its own)."""
+        if self.policy.admit_within <= 0 or priority == Priority.SHADOW:
+            return
+        wait = self.estimated_wait(0, priority, 0)
+        if wait > (deadline - time.monotonic()) * self.policy.admit_within:
+            raise self._refuse(
+                WouldMissDeadlineError, f"queue {self.name!r} needs about {wait:.2f} s for the work queued now"
+            )
+
     def _admit(self, jobs: Sequence[Job]) -> list[_Entry]:
         """Check and enqueue ``jobs`` without yielding to the event loop: all of them or none, so
         concurrent requests cannot overfill the queue between the check and the enqueueing.
@@ -193,11 +203,11 @@ class LocalBatcher:
         if shadow:
             busy = any(job.priority != Priority.SHADOW for job in self._pending)
             if busy or len(self._pending) + len(jobs) > self.policy.shadow_capacity:
-                raise self._refuse(QueueFullError, jobs, "shadow work waits for an idle queue")
+                raise self._refuse(QueueFullError, "shadow work waits for an idle queue")
         elif len(self._pending) + len(jobs) > self.policy.max_queue:
             self._evict_shadow(len(self._pending) + len(jobs) - self.policy.max_queue)
             if len(self._pending) + len(jobs) > self.policy.max_queue:
-                raise self._refuse(QueueFullError, jobs)
+                raise self._refuse(QueueFullError)
         deadlines = [job.deadline for job in jobs if job.deadline is not None]
         if deadlines and not shadow and self.policy.admit_within > 0:
             priority = min(job.priority for job in jobs)
@@ -205,14 +215,13 @@ class LocalBatcher:
             if wait > (min(deadlines) - now) * self.policy.admit_within:
                 raise self._refuse(
                     WouldMissDeadlineError,
-                    jobs,
                     f"queue {self.name!r} needs about {wait:.2f} s for this work, past its deadline",
                 )
         entries = [self._enqueue(job, now) for job in jobs]
         self._changed()
         return entries
 
-    def _refuse(self, error: type[QueueFullError], jobs: Sequence[Job], detail: str = "") -> QueueFullError:
+    def _refuse(self, error: type[QueueFullError], detail: str = "") -> QueueFullError:
         self._hook("on_reject", error.reason)
         backlog = sum(job.length for job in self._pending) + self._in_flight_tokens
         batches = self._batches_for(len(self._pending))

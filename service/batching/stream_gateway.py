@@ -265,6 +265,16 @@ class StreamBatcher:
                 raise outcome
         return outcomes
 
+    def check_admission(self, priority: Priority, deadline: float) -> None:
+        """See ``Batcher.check_admission``."""
+        if self.admit_within <= 0 or not self.rate.measured or priority == Priority.SHADOW:
+            return
+        wait = self.rate.seconds_for(self._depth, max(1, self.live_workers()))
+        if wait > (deadline - time.monotonic()) * self.admit_within:
+            raise self._refuse(
+                WouldMissDeadlineError, f"queue {self.name!r} needs about {wait:.2f} s for the work queued now"
+            )
+
     def _check_wait(self, jobs: Sequence[Job], now: float) -> None:
         deadlines = [job.deadline for job in jobs if job.deadline is not None]
         if not deadlines or self.admit_within <= 0 or not self.rate.measured:

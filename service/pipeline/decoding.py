@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from service.batching import (
     Batcher,
@@ -100,26 +101,40 @@ class UnitDecoder:
         timings.cache = timings_cache
         return [out if out is not None else [] for out in outputs]
 
+    def check_admission(self, arm: Arm, priority: Priority, deadline: float) -> None:
+        """503 at once, before the request is preprocessed, when the arm's queue already holds more
+        work than its deadline allows (``Batcher.check_admission``): under overload the refused
+        requests then cost next to nothing."""
+        with _request_errors(arm.name):
+            self.queues.get(arm).check_admission(priority, deadline)
+
     async def submit_to(self, batcher: Batcher, label: str, jobs: list[Job]) -> list[Outcome]:
         """Admit the jobs to ``batcher`` together (all or none), wait for their outcomes, and turn
         batching errors into request errors (``label`` names the queue in messages)."""
         if len(jobs) > self.max_queue:
             raise PayloadTooLargeError(f"the request has {len(jobs)} sentences; a queue holds at most {self.max_queue}")
-        try:
+        with _request_errors(label):
             return await batcher.submit_many(jobs)
-        except QueueFullError as error:
-            raise OverloadedError(
-                f"{label} cannot take this request now ({error}); retry later", retry_after=error.retry_after_header
-            ) from error
-        except EvictedError as error:
-            raise OverloadedError(f"made room for served work: {error}") from error
-        except DeadlineExceededError as error:
-            raise RequestDeadlineError(f"not decoded in time: {error}") from error
-        except BatcherStoppedError as error:
-            raise NotReadyError("the service is shutting down") from error
-        except QueueUnavailableError as error:
-            raise OverloadedError(f"{error}; retry later", retry_after="1") from error
-        except JobFailedError as error:
-            raise InternalError(f"{label} could not decode a sentence ({error.reason}): {error}") from error
-        except ValueError as error:  # decoding settings the engine refuses
-            raise InvalidRequestError(str(error)) from error
+
+
+@contextmanager
+def _request_errors(label: str) -> Iterator[None]:
+    """Batching errors as request errors (``label`` names the queue in messages)."""
+    try:
+        yield
+    except QueueFullError as error:
+        raise OverloadedError(
+            f"{label} cannot take this request now ({error}); retry later", retry_after=error.retry_after_header
+        ) from error
+    except EvictedError as error:
+        raise OverloadedError(f"made room for served work: {error}") from error
+    except DeadlineExceededError as error:
+        raise RequestDeadlineError(f"not decoded in time: {error}") from error
+    except BatcherStoppedError as error:
+        raise NotReadyError("the service is shutting down") from error
+    except QueueUnavailableError as error:
+        raise OverloadedError(f"{error}; retry later", retry_after="1") from error
+    except JobFailedError as error:
+        raise InternalError(f"{label} could not decode a sentence ({error.reason}): {error}") from error
+    except ValueError as error:  # decoding settings the engine refuses
+        raise InvalidRequestError(str(error)) from error

@@ -313,12 +313,14 @@ class Pipeline:
             raise InvalidRequestError("offset_unit must be 'codepoint' or 'utf16'")
         self._validate_texts(request.texts)
         routed = self._route(request, record)
+        priority = self._priority(request.texts)
+        self.decoder.check_admission(routed.arm, priority, deadline)
         timings = record.timings
         started = time.monotonic()
         plans = await self.preprocessor.plan(request.texts, request.spelling)
         timings.preprocess = time.monotonic() - started
         flat = [unit for units in plans for unit in units]
-        decoded = await self.decoder.decode(routed.arm, flat, self._priority(request.texts), deadline, timings)
+        decoded = await self.decoder.decode(routed.arm, flat, priority, deadline, timings)
 
         post_started = time.monotonic()
         corrections, position = [], 0

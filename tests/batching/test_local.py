@@ -19,7 +19,8 @@ from service.batching import (
     QueueFullError,
     deadline_in,
 )
-from service.batching.batcher import Batcher, NullHooks
+from service.batching.batcher import Batcher, NullHooks, WouldMissDeadlineError
+from service.batching.job import Priority
 from tests.api.clients import wait_until
 
 # No test here races the wall clock. A runner blocks on a ``gate`` (an event the test opens) so that
@@ -704,6 +705,34 @@ def test_a_running_session_takes_only_what_fits_the_token_budget_left() -> None:
         await asyncio.wait_for(asyncio.gather(running, *waits), BOUND)
         joined_large = next(rows for ids, rows in session.joins if large.id in ids)
         assert joined_large <= 1  # only once the 8-token job had left
+        await batcher.stop()
+
+    asyncio.run(main())
+
+
+def test_check_admission_refuses_before_any_work_when_the_queue_alone_is_too_long() -> None:
+    gate = threading.Event()
+
+    def runner(worker: int, jobs: list[Job]) -> list[Any]:
+        gate.wait(BOUND)
+        return [result_of(job) for job in jobs]
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=2, max_wait_ms=HOUR_MS, admit_within=0.5), runner)
+        batcher.start()
+        soon = time.monotonic() + 1.0
+        batcher.check_admission(Priority.INTERACTIVE, soon)  # nothing measured, nothing queued
+        batcher.rate.record(0.2, 10)  # 20 ms a token
+        batcher.check_admission(Priority.INTERACTIVE, soon)  # nothing queued
+        waits = [asyncio.ensure_future(batcher.submit(Job(tokens=[1] * 10))) for _ in range(5)]
+        await wait_until(lambda: batcher.depth == 3)  # 30 tokens queued, 20 running: 0.8 s of work ahead
+        with pytest.raises(WouldMissDeadlineError) as refused:
+            batcher.check_admission(Priority.INTERACTIVE, soon)
+        assert refused.value.retry_after > 0
+        batcher.check_admission(Priority.INTERACTIVE, time.monotonic() + HOUR)  # a far deadline fits
+        batcher.check_admission(Priority.SHADOW, soon)  # shadow work is refused by the queue itself
+        gate.set()
+        await asyncio.wait_for(asyncio.gather(*waits), BOUND)
         await batcher.stop()
 
     asyncio.run(main())
