@@ -1,13 +1,15 @@
 """Batches of sentence jobs decoded by an engine: what a queue's worker thread runs, in the gateway's
 own process or in ``gecserve worker``.
 
-A batch is abandoned between decoder passes once every job in it is past its deadline, so no engine
-time is spent on answers nobody waits for. ``DecodingSession`` is iteration-level batching for a
-queue whose strategy allows it (greedy, aggressive): jobs join its decoder between passes, each
-leaves as soon as its sentence is done, and a job past its deadline leaves unfinished.
-Jobs that carry their own decoding (``/v1/generate``, and
-every job a remote worker reads) are grouped by it. A batch the engine raises on is decoded again one
-job at a time, so bad settings or a sentence that breaks the engine fail only their own jobs.
+A closed batch (``decode_batch``) is abandoned between decoder passes once every job in it is past
+its deadline, so no engine time is spent on answers nobody waits for. Jobs that carry their own
+decoding (``/v1/generate``, and every job a remote worker reads) are grouped by it. A batch the
+engine raises on is decoded again one job at a time, so bad settings or a sentence that breaks the
+engine fail only their own jobs.
+
+``DecodingSession`` is iteration-level batching for a queue whose strategy allows it (greedy,
+aggressive): jobs join its decoder between passes, each leaves as soon as its sentence is done,
+and a job past its deadline leaves unfinished.
 
 ``IdleRelease``: once no batch has run for ``IDLE_S`` seconds, the memory decoding used goes back to
 the system; never between the batches of a burst, whose next batch would only fault the same pages
