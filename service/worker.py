@@ -6,7 +6,7 @@
 The process owns one engine (one GPU where there is one) and serves the queues named by ``--arm``
 (an arm's queue, or ``generate``), or every queue the gateways use when none is named. Jobs are
 read, batched, decoded, answered and acknowledged by ``service.batching.stream_worker.StreamConsumer``;
-this module builds the engine, the runner and the metrics around it. SIGTERM or SIGINT: stop
+this module builds the engine, each queue's ``WorkerSession`` and the metrics around it. SIGTERM or SIGINT: stop
 reading, finish what is held, leave. As in the gateway's own queues, the memory decoding used goes
 back to the system once the worker is idle. Prometheus metrics (batch sizes, decoding times, jobs
 answered by outcome, claimed and dead-lettered jobs) are served on ``--metrics-port`` when given.
@@ -20,6 +20,7 @@ import logging
 import os
 import signal
 import socket
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -28,17 +29,18 @@ import redis.asyncio as aioredis
 from prometheus_client import start_http_server
 
 from service.batching import BatchPolicy, Job
+from service.batching.session import Deliver
 from service.batching.stream_worker import ConsumerEvents, StreamConsumer
 from service.batching.streams import StreamKeys
 from service.config import Settings
 from service.engine.allocator import keep_freed_blocks
-from service.engine.decoding.types import decoding_from_json
+from service.engine.decoding.types import DecodeParams, decoding_from_json
 from service.engine.engine import Engine
 from service.engine.sessions import SessionSettings
 from service.observability.hooks import MetricsHooks
 from service.observability.logging import configure_logging
 from service.observability.metrics import Metrics
-from service.pipeline.runners import IdleRelease, Outcome, decode_by_payload
+from service.pipeline.runners import DecodingSession, IdleRelease, Outcome, decode_by_payload
 
 __all__ = ["main", "work"]
 
@@ -57,31 +59,51 @@ def _as_reply(outcome: Any) -> Any:
     return outcome
 
 
-def make_runner(engine: Engine, idle: IdleRelease) -> Any:
-    """The consumer's runner: each job's payload (its decoding, as sent) read back, jobs with the same
-    decoding decoded together, results as JSON-ready replies."""
+class WorkerSession:
+    """A queue's decoding in the worker (a batcher ``Session``): each job's payload (its decoding, as
+    sent) is read back; jobs whose strategy is in ``continuous`` join that decoding's
+    ``DecodingSession`` (iteration-level batching, as in the gateway's own queues), the others are
+    decoded in closed batches, those with the same decoding together. Replies are JSON-ready."""
 
-    def run(worker: int, jobs: list[Job]) -> list[Any]:
+    def __init__(self, engine: Engine, idle: IdleRelease, continuous: frozenset[str], max_rows: int) -> None:
+        self.engine = engine
+        self.idle = idle
+        self.continuous = continuous
+        self.max_rows = max_rows
+        self.sessions: dict[tuple[str, DecodeParams], DecodingSession] = {}
+
+    @property
+    def active(self) -> int:
+        return sum(session.active for session in self.sessions.values())
+
+    def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
+        def reply(job: Job, outcome: Any) -> None:
+            deliver(job, _as_reply(outcome))
+
         try:
-            return decode(jobs)
+            closed: list[Job] = []
+            groups: dict[tuple[str, DecodeParams], list[Job]] = {}
+            for job in joining:
+                try:
+                    job.payload = decoding_from_json(job.payload)
+                except (KeyError, TypeError, ValueError) as error:
+                    reply(job, ValueError(f"unreadable decoding {job.payload!r}: {error}"))
+                    continue
+                if job.payload[0] in self.continuous:
+                    groups.setdefault(job.payload, []).append(job)
+                else:
+                    closed.append(job)
+            for job, outcome in zip(closed, decode_by_payload(self.engine, closed), strict=True):
+                reply(job, outcome)
+            running = [key for key, session in self.sessions.items() if session.active and key not in groups]
+            for key in [*groups, *running]:
+                session = self.sessions.get(key)
+                if session is None:
+                    session = self.sessions[key] = DecodingSession(self.engine, *key, self.max_rows, lambda: None)
+                session.advance(groups.get(key, []), wake, reply)
+            self.sessions = {key: session for key, session in self.sessions.items() if session.active}
         finally:
-            idle.batch_ended()
-
-    def decode(jobs: list[Job]) -> list[Any]:
-        outcomes: list[Any] = [None] * len(jobs)
-        readable = []
-        for index, job in enumerate(jobs):
-            try:
-                job.payload = decoding_from_json(job.payload)
-                readable.append(index)
-            except (KeyError, TypeError, ValueError) as error:
-                outcomes[index] = ValueError(f"unreadable decoding {job.payload!r}: {error}")
-        decoded = decode_by_payload(engine, [jobs[i] for i in readable])
-        for index, outcome in zip(readable, decoded, strict=True):
-            outcomes[index] = _as_reply(outcome)
-        return outcomes
-
-    return run
+            self.idle.batch_ended()
 
 
 async def work(settings: Settings, url: str, queues: list[str] | None, metrics_port: int | None) -> None:
@@ -118,9 +140,10 @@ async def work(settings: Settings, url: str, queues: list[str] | None, metrics_p
         client,
         keys,
         consumer_id,
-        make_runner(engine, idle),
+        None,
         policy,
         queues,
+        sessions=lambda: WorkerSession(engine, idle, settings.continuous_strategies, policy.max_batch_size),
         hooks=MetricsHooks(metrics),
         events=events,
         claim_idle_s=settings.claim_idle_s,

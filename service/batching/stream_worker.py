@@ -33,7 +33,7 @@ from redis.exceptions import RedisError, ResponseError
 from service.batching.batcher import BatcherHooks, BatcherStoppedError, DeadlineExceededError
 from service.batching.local import LocalBatcher
 from service.batching.policy import BatchPolicy
-from service.batching.session import Runner
+from service.batching.session import Runner, Session
 from service.batching.stream_gateway import REPLY_TTL_S, cancel_task, ensure_group
 from service.batching.streams import GROUP, JobEntry, StreamKeys, decode_job, encode_error, encode_result
 
@@ -65,7 +65,8 @@ class _Queue:
 
 class StreamConsumer:
     """See the module docstring. ``runner(worker, jobs)`` decodes a batch (each job's ``payload`` is
-    its decoding, as sent) and returns per job ``{"result", "seconds", "batch_size"}`` or an exception.
+    its decoding, as sent) and returns per job ``{"result", "seconds", "batch_size"}`` or an exception;
+    or ``sessions()`` makes each queue's ``Session`` (then ``runner`` is None), which delivers the same.
     ``queues``: the queues to serve (None: every queue the gateways have registered)."""
 
     def __init__(
@@ -73,7 +74,7 @@ class StreamConsumer:
         client: aioredis.Redis,
         keys: StreamKeys,
         consumer: str,
-        runner: Runner,
+        runner: Runner | None,
         policy: BatchPolicy,
         queues: list[str] | None = None,
         hooks: BatcherHooks | None = None,
@@ -82,11 +83,13 @@ class StreamConsumer:
         max_deliveries: int = 3,
         heartbeat_s: float = 1.0,
         block_ms: int = 200,
+        sessions: Callable[[], Session] | None = None,
     ) -> None:
         self.client = client
         self.keys = keys
         self.consumer = consumer
         self.runner = runner
+        self.sessions = sessions
         self.policy = policy
         self.fixed_queues = queues
         self.hooks = hooks
@@ -155,7 +158,9 @@ class StreamConsumer:
                 self._add_queue(name)
 
     def _add_queue(self, name: str) -> None:
-        batcher = LocalBatcher(self.policy, self.runner, workers=1, name=name, hooks=self.hooks)
+        make = self.sessions
+        sessions = None if make is None else lambda worker: make()
+        batcher = LocalBatcher(self.policy, self.runner, workers=1, name=name, hooks=self.hooks, sessions=sessions)
         batcher.start()
         self.queues[name] = _Queue(name, self.keys.jobs(name), batcher)
 
