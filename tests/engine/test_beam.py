@@ -157,7 +157,11 @@ def test_batched_equals_one_at_a_time_and_is_sorted(batch, variant, num_beams: i
     for source, result in zip(sources, batched, strict=True):
         alone = engine.generate([source], "beam", params)[0]
         assert [h.tokens for h in result.hypotheses] == [h.tokens for h in alone.hypotheses]
-        assert [h.score for h in result.hypotheses] == pytest.approx([h.score for h in alone.hypotheses], abs=1e-5)
+        # The int8 graphs' MatMulNBits kernels take another path for one row than for several, so a
+        # score may move in the fourth decimal with the batch (seen: 2.9e-4 for a source of random ids
+        # beside a sentence, at a165ba4 as now); fp32 scores agree to float noise.
+        tolerance = 1e-3 if variant[0] == "int8" else 1e-5
+        assert [h.score for h in result.hypotheses] == pytest.approx([h.score for h in alone.hypotheses], abs=tolerance)
         scores = [h.score for h in result.hypotheses]
         assert len(scores) == params.num_return_sequences
         assert scores == sorted(scores, reverse=True)
