@@ -27,7 +27,7 @@ import numpy as np
 
 from models.gec.vocabulary import MIN_COUNT as VOCABULARY_MIN_COUNT
 from models.gec.vocabulary import read_lines, sources
-from service.engine.manifest import ModelManifest, file_sha256
+from service.engine.manifest import ModelManifest, name_file
 from service.text.classify import is_spelling_variant
 from service.text.letter_edits import LetterEdits, contexts_of, edit_operations
 from service.text.ranking import Ranker
@@ -103,10 +103,7 @@ def ship_spelling_model(model_dir: Path, data: Path, min_count: int = MIN_COUNT)
     ranker = Ranker(word_pairs(words, pairs, min_count), letter_edits(found, words))
     path = model_dir / FILE
     ranker.save(path)
-    manifest = ModelManifest.load(model_dir)
-    manifest.spelling_model = FILE
-    manifest.files_sha256 = dict(sorted({**manifest.files_sha256, FILE: file_sha256(path)}.items()))
-    manifest.extra["spelling_model_info"] = {
+    info = {
         "words_and_pairs": len(ranker.pairs.keys),
         "min_count": min_count,
         "words_counted": ranker.pairs.total,
@@ -114,8 +111,7 @@ def ship_spelling_model(model_dir: Path, data: Path, min_count: int = MIN_COUNT)
         "sources": [p.name for p in paths],
         "command": f"python -m models.gec.spelling_model --data {data} --model {model_dir} --min-count {min_count}",
     }
-    manifest.save(model_dir)
-    return manifest
+    return name_file(model_dir, "spelling_model", FILE, info)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from service.engine.manifest import ModelManifest, file_sha256
+from service.engine.manifest import ModelManifest, name_file
 
 FILE = "vocabulary.txt"
 MIN_COUNT = 10
@@ -55,17 +55,13 @@ def ship_vocabulary(model_dir: Path, data: Path, min_count: int = MIN_COUNT) -> 
     kept = sorted(((w, c) for w, c in counts.items() if c >= min_count), key=lambda item: (-item[1], item[0]))
     path = model_dir / FILE
     path.write_text("".join(f"{word} {count}\n" for word, count in kept), encoding="utf-8")
-    manifest = ModelManifest.load(model_dir)
-    manifest.vocabulary = FILE
-    manifest.files_sha256 = dict(sorted({**manifest.files_sha256, FILE: file_sha256(path)}.items()))
-    manifest.extra["vocabulary_info"] = {
+    info = {
         "words": len(kept),
         "min_count": min_count,
         "sources": [p.name for p in paths],
         "command": f"python -m models.gec.vocabulary --data {data} --model {model_dir} --min-count {min_count}",
     }
-    manifest.save(model_dir)
-    return manifest
+    return name_file(model_dir, "vocabulary", FILE, info)
 
 
 def main(argv: list[str] | None = None) -> int:

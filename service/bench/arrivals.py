@@ -1,6 +1,6 @@
 """``gecserve bench decoding --arrivals``: sentences arriving as a Poisson stream, decoded through the
-service's own batcher (``LocalBatcher`` with the served path's runners), as served rather than as
-closed batches.
+service's own queues (``LocalQueues``: the batcher, runners and sessions an arm gets), as served
+rather than as closed batches.
 
     gecserve bench decoding --model models/gec-default --input dev.txt --arrivals 200,400,max \\
         [--strategies greedy,aggressive] [--batching closed,continuous] [--rounds 2] [--limit N] [--json OUT]
@@ -23,12 +23,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from service.batching import BatchPolicy, Job, LocalBatcher
+from service.batching import BatchPolicy, Job
 from service.batching.batcher import NullHooks
 from service.bench.report import latency_summary
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
-from service.pipeline.runners import DecodingSession, decode_batch
+from service.experiments.arms import BACKENDS, Arm
+from service.pipeline.queues import LocalQueues
+
+STOP_S = 60.0  # a run's queues drain within this once every answer is in
 
 COLUMNS = [
     "strategy",
@@ -69,26 +72,28 @@ def arrival_times(count: int, rate: float, seed: int = 0) -> list[float]:
     return times
 
 
-def make_batcher(
-    engine: Engine, strategy: str, params: DecodeParams, batching: str, policy: BatchPolicy, hooks: _Rows
-) -> LocalBatcher:
-    """A one-worker batcher over ``engine`` as the service builds it for an arm."""
-    if batching == "continuous":
-
-        def session(worker: int) -> DecodingSession:
-            return DecodingSession(engine, strategy, params, policy.max_batch_size, lambda: None)
-
-        return LocalBatcher(policy, None, name=strategy, hooks=hooks, sessions=session)
-    runner: Callable[[int, list[Job]], list[Any]] = lambda worker, jobs: decode_batch(engine, jobs, strategy, params)  # noqa: E731
-    return LocalBatcher(policy, runner, name=strategy, hooks=hooks)
+def arm_for(strategy: str, params: DecodeParams) -> Arm:
+    """The exact backend that decodes with ``strategy``, run with ``params``' aggressive-decoding knobs."""
+    backend = next(b.name for b in BACKENDS.values() if b.strategy == strategy and b.exact)
+    return Arm("bench", backend, (("max_draft", params.max_draft), ("pass_cost", params.pass_cost)))
 
 
 async def replay(
-    batcher: LocalBatcher, sources: list[list[int]], arrivals: list[float]
+    engine: Engine,
+    arm: Arm,
+    batching: str,
+    policy: BatchPolicy,
+    hooks: _Rows,
+    sources: list[list[int]],
+    arrivals: list[float],
 ) -> tuple[list[Any], list[float], float]:
-    """Submit each source at its arrival time; outputs, latencies and the span from the first
-    arrival to the last answer."""
-    batcher.start()
+    """Submit each source at its arrival time to ``arm``'s queue, as the service's local queues make
+    it (``batching`` continuous or closed); outputs, latencies and the span from the first arrival to
+    the last answer."""
+    continuous = frozenset({arm.strategy}) if batching == "continuous" else frozenset()
+    queues = LocalQueues([engine], policy, hooks, continuous=continuous)
+    await queues.start()
+    batcher = queues.get(arm)
     start = time.perf_counter()
     latencies = [0.0] * len(sources)
 
@@ -103,7 +108,7 @@ async def replay(
 
     outputs = await asyncio.gather(*(one(i) for i in range(len(sources))))
     span = time.perf_counter() - start - arrivals[0]
-    await batcher.stop()
+    await queues.stop(timeout=STOP_S)
     return list(outputs), latencies, span
 
 
@@ -129,8 +134,9 @@ def run_arrivals(
         for rate, strategy, batching in configs:
             progress(f"{strategy} {batching} at {rate:g}/s")
             hooks = _Rows()
-            batcher = make_batcher(engine, strategy, params, batching, policy, hooks)
-            outputs, latencies, span = asyncio.run(replay(batcher, sources, arrival_times(len(sources), rate)))
+            arrivals = arrival_times(len(sources), rate)
+            arm = arm_for(strategy, params)
+            outputs, latencies, span = asyncio.run(replay(engine, arm, batching, policy, hooks, sources, arrivals))
             run = runs[(rate, strategy, batching)]
             run["latencies"] += latencies
             run["span"] += span

@@ -11,7 +11,7 @@ from service.engine.decoding.beam import beam, check_beam_params
 from service.engine.decoding.continuous import ContinuousDecoder
 from service.engine.decoding.greedy import GreedyDecoder, greedy
 from service.engine.decoding.sampling import check_sampling_params, sample
-from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis
+from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis, empty_result
 from service.engine.model import DecodingStoppedError, InputTooLongError, Seq2SeqModel, StopCheck
 from service.engine.sessions import SessionSettings
 
@@ -72,17 +72,21 @@ class Engine:
         params = params or DecodeParams()
         CHECKS.get(strategy, lambda p: None)(params)
         for source in sources:
-            if len(source) > self.max_source_tokens:
-                raise InputTooLongError(
-                    f"source of {len(source)} tokens is longer than the model maximum {self.max_source_tokens}"
-                )
-        results: list[DecodeResult] = [DecodeResult(tokens=[], hypotheses=[Hypothesis([], 0.0)]) for _ in sources]
+            self.check_length(source)
+        results: list[DecodeResult] = [empty_result() for _ in sources]
         work = [i for i, s in enumerate(sources) if len(s) > 0]
         if work:
             decoded = STRATEGIES[strategy](self.model, [list(sources[i]) for i in work], params, stop)
             for i, result in zip(work, decoded, strict=True):
                 results[i] = result
         return results
+
+    def check_length(self, source: Sequence[int]) -> None:
+        """Raise ``InputTooLongError`` for a source longer than the model reads (split it first)."""
+        if len(source) > self.max_source_tokens:
+            raise InputTooLongError(
+                f"source of {len(source)} tokens is longer than the model maximum {self.max_source_tokens}"
+            )
 
     def continuous(self, strategy: str, params: DecodeParams | None = None) -> ContinuousDecoder[Any]:
         """A decoder that sources join between passes (``CONTINUOUS`` strategies only). Unlike

@@ -81,3 +81,15 @@ def file_sha256(path: Path) -> str:
     """SHA-256 of a file, as ``files_sha256`` records it."""
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def name_file(model_dir: Path, role: str, file: str, info: dict[str, Any]) -> ModelManifest:
+    """Name ``file``, already written in ``model_dir``, as the manifest's ``role`` (a field such as
+    ``vocabulary``), with its SHA-256 and how it was made (``{role}_info``); returns the saved manifest."""
+    manifest = ModelManifest.load(model_dir)
+    setattr(manifest, role, file)
+    digest = file_sha256(Path(model_dir) / file)
+    manifest.files_sha256 = dict(sorted({**manifest.files_sha256, file: digest}.items()))
+    manifest.extra[f"{role}_info"] = info
+    manifest.save(model_dir)
+    return manifest

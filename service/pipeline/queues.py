@@ -14,14 +14,13 @@ started at run time gets its own.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from service.batching import Batcher, BatchPolicy, Job, LocalBatcher
-from service.engine.decoding.types import DecodeParams
+from service.batching import Batcher, BatcherHooks, BatchPolicy, Job, LocalBatcher
+from service.batching.session import ClosedSession, Session
 from service.engine.engine import CONTINUOUS, Engine
 from service.experiments.arms import Arm
-from service.observability.hooks import MetricsHooks
 from service.pipeline.runners import DecodingSession, IdleRelease, decode_batch, decode_by_payload
 
 __all__ = ["GENERATE_QUEUE", "DecodingQueues", "LocalQueues"]
@@ -59,7 +58,7 @@ class LocalQueues:
         self,
         engines: Sequence[Engine],
         policy: BatchPolicy,
-        hooks: MetricsHooks | None,
+        hooks: BatcherHooks | None,
         continuous: frozenset[str] = frozenset(CONTINUOUS),
     ) -> None:
         self.engines = list(engines)
@@ -75,33 +74,36 @@ class LocalQueues:
         if batcher is None:
             strategy, params = arm.strategy, arm.params
             if strategy in self.continuous:
-                batcher = self._start_continuous(arm.queue, strategy, params)
+
+                def sessions(worker: int) -> Session:
+                    ended = self.idle_release.batch_ended
+                    return DecodingSession(self._engine(worker), strategy, params, self.policy.max_batch_size, ended)
+
             else:
-                batcher = self._start(arm.queue, lambda engine, jobs: decode_batch(engine, jobs, strategy, params))
+                sessions = self._closed(lambda engine, jobs: decode_batch(engine, jobs, strategy, params))
+            batcher = self._start(arm.queue, sessions)
         return batcher
 
     def generate(self) -> Batcher:
-        return self.batchers.get(GENERATE_QUEUE) or self._start(GENERATE_QUEUE, decode_by_payload)
+        return self.batchers.get(GENERATE_QUEUE) or self._start(GENERATE_QUEUE, self._closed(decode_by_payload))
 
-    def _start(self, name: str, run: Any) -> LocalBatcher:
+    def _engine(self, worker: int) -> Engine:
+        return self.engines[worker % len(self.engines)]
+
+    def _closed(self, run: Callable[[Engine, list[Job]], list[Any]]) -> Callable[[int], Session]:
+        """Sessions that decode each batch to the end with ``run`` on the worker's engine."""
+
         def runner(worker: int, jobs: list[Job]) -> list[Any]:
             try:
-                return run(self.engines[worker % len(self.engines)], jobs)
+                return run(self._engine(worker), jobs)
             finally:
                 self.idle_release.batch_ended()
 
-        batcher = LocalBatcher(self.policy, runner, workers=len(self.engines), name=name, hooks=self.hooks)
-        batcher.start()
-        self.batchers[name] = batcher
-        return batcher
+        return lambda worker: ClosedSession(runner, worker)
 
-    def _start_continuous(self, name: str, strategy: str, params: DecodeParams) -> LocalBatcher:
-        def session(worker: int) -> DecodingSession:
-            engine = self.engines[worker % len(self.engines)]
-            return DecodingSession(engine, strategy, params, self.policy.max_batch_size, self.idle_release.batch_ended)
-
+    def _start(self, name: str, sessions: Callable[[int], Session]) -> LocalBatcher:
         batcher = LocalBatcher(
-            self.policy, None, workers=len(self.engines), name=name, hooks=self.hooks, sessions=session
+            self.policy, None, workers=len(self.engines), name=name, hooks=self.hooks, sessions=sessions
         )
         batcher.start()
         self.batchers[name] = batcher

@@ -29,7 +29,7 @@ from typing import Any
 from service.batching import DeadlineExceededError, Job
 from service.batching.session import Deliver
 from service.engine.allocator import release_free_memory
-from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis
+from service.engine.decoding.types import DecodeParams, DecodeResult, empty_result
 from service.engine.engine import DecodingStoppedError, Engine, InputTooLongError
 
 __all__ = ["IDLE_S", "DecodingSession", "IdleRelease", "Outcome", "decode_batch", "decode_by_payload"]
@@ -144,10 +144,12 @@ class DecodingSession:
         readable = []
         for job in jobs:
             if not job.tokens:
-                outcomes.append((job, Outcome(DecodeResult(tokens=[], hypotheses=[Hypothesis([], 0.0)]), now, now, 1)))
-            elif len(job.tokens) > self.engine.max_source_tokens:
-                too_long = f"source of {len(job.tokens)} tokens is longer than the model maximum"
-                outcomes.append((job, InputTooLongError(f"{too_long} {self.engine.max_source_tokens}")))
+                outcomes.append((job, Outcome(empty_result(), now, now, 1)))
+                continue
+            try:
+                self.engine.check_length(job.tokens)
+            except InputTooLongError as error:
+                outcomes.append((job, error))
             else:
                 readable.append(job)
         if readable:

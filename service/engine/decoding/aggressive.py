@@ -109,6 +109,7 @@ class AggressiveDecoder(ContinuousDecoder[_Row]):
             blocks[slot] = row.pending + drafted
         before = self.state.lengths.copy()
         logits: dict[int, np.ndarray] = {}
+        chosen: dict[int, np.ndarray] = {}  # each row's argmax at every position, one argmax per pass
         for group in self._groups(blocks, busy):
             width = max(len(blocks[slot]) for slot in group)
             tokens = np.full((len(group), width), m.pad_token_id, dtype=np.int64)
@@ -117,21 +118,21 @@ class AggressiveDecoder(ContinuousDecoder[_Row]):
                 tokens[j, : len(blocks[slot])] = blocks[slot]
             rows = None if len(group) == len(self.rows) else np.array(group, dtype=np.int64)
             out = self.state.step(tokens, counts, rows)
+            best = out.argmax(-1)
             for j, slot in enumerate(group):
-                logits[slot] = out[j]
+                logits[slot], chosen[slot] = out[j], best[j]
 
         done, lengths = [], before.copy()
         for slot, row in busy:
-            result, scores = row.result, logits[slot]
-            chosen = scores.argmax(-1)
+            result, scores, argmax = row.result, logits[slot], chosen[slot]
             base = len(row.pending) - 1
             drafted = blocks[slot][len(row.pending) :]
             matched = 0
             while matched < len(drafted) and _accepts(
-                params, scores[base + matched], int(chosen[base + matched]), drafted[matched], matched
+                params, scores[base + matched], int(argmax[base + matched]), drafted[matched], matched
             ):
                 matched += 1
-            gained = [*drafted[:matched], int(chosen[base + matched])]
+            gained = [*drafted[:matched], int(argmax[base + matched])]
             if params.record_gaps:
                 result.gaps.extend(top_gap(scores[base + k]) for k in range(len(gained)))
             result.passes += 1
@@ -168,9 +169,6 @@ class AggressiveDecoder(ContinuousDecoder[_Row]):
         slots = [slot for slot, _ in busy]
         groups = split_blocks([len(blocks[slot]) for slot in slots], cost)
         return [[slots[i] for i in group] for group in groups]
-
-    def result(self, row: _Row) -> DecodeResult:
-        return row.result
 
 
 def aggressive(

@@ -18,14 +18,19 @@ when the longest sources leave.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 
 from service.engine.decoding.types import DecodeParams, DecodeResult, default_max_new_tokens
 from service.engine.model import DecoderState, DecodingStoppedError, Seq2SeqModel, StopCheck
 
-RowT = TypeVar("RowT")
+
+class _Row(Protocol):
+    result: DecodeResult  # what the row has decoded so far; returned as it is once the row finishes
+
+
+RowT = TypeVar("RowT", bound=_Row)
 
 
 class ContinuousDecoder(Generic[RowT]):
@@ -72,9 +77,10 @@ class ContinuousDecoder(Generic[RowT]):
         for slot in self.advance():
             row, handle = self.rows[slot], self.handles[slot]
             assert row is not None and handle is not None
-            finished.append((handle, self.result(row)))
+            finished.append((handle, row.result))
             self.rows[slot] = self.handles[slot] = None
-        self._compact()
+        if finished:
+            self._compact()
         return finished
 
     def drop(self, handles: Sequence[int]) -> None:
@@ -103,8 +109,8 @@ class ContinuousDecoder(Generic[RowT]):
         )
 
     def _compact(self) -> None:
-        """Keep only the busy slots once more slots are free than busy; shorten the source axis
-        once the longest sources have left."""
+        """After rows left: keep only the busy slots once more slots are free than busy; shorten the
+        source axis once the longest sources have gone."""
         busy = [slot for slot, handle in enumerate(self.handles) if handle is not None]
         if len(self.handles) - len(busy) > len(busy):
             self.state.select(np.array(busy, dtype=np.int64))
@@ -122,8 +128,4 @@ class ContinuousDecoder(Generic[RowT]):
 
     def advance(self) -> list[int]:
         """Run one decoder pass (free slots fed padding); the slots of the rows that finished in it."""
-        raise NotImplementedError
-
-    def result(self, row: RowT) -> DecodeResult:
-        """A finished row's result."""
         raise NotImplementedError

@@ -55,9 +55,6 @@ class GreedyDecoder(ContinuousDecoder[_Row]):
                 done.append(slot)
         return done
 
-    def result(self, row: _Row) -> DecodeResult:
-        return row.result
-
 
 def greedy(
     model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams, stop: StopCheck | None = None

@@ -87,6 +87,11 @@ class DecodeResult:
         )
 
 
+def empty_result() -> DecodeResult:
+    """What every strategy gives an empty source, without running the model: no tokens, one empty hypothesis."""
+    return DecodeResult(tokens=[], hypotheses=[Hypothesis([], 0.0)])
+
+
 def decoding_to_json(strategy: str, params: DecodeParams) -> dict[str, Any]:
     """A strategy and its parameters as JSON-ready data."""
     return {"strategy": strategy, "params": asdict(params)}
