@@ -14,7 +14,6 @@ read.
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import re
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from models.gec.vocabulary import MIN_COUNT as VOCABULARY_MIN_COUNT
-from models.gec.vocabulary import read_lines, sources
+from models.gec.vocabulary import packaging_args, read_lines, sources
 from service.engine.manifest import ModelManifest, name_file
 from service.text.classify import is_spelling_variant
 from service.text.letter_edits import LetterEdits, contexts_of, edit_operations
@@ -115,11 +114,7 @@ def ship_spelling_model(model_dir: Path, data: Path, min_count: int = MIN_COUNT)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, required=True, help="the data dir (train/ and mono/)")
-    parser.add_argument("--model", type=Path, required=True, help="the model folder to add it to")
-    parser.add_argument("--min-count", type=int, default=MIN_COUNT)
-    args = parser.parse_args(argv)
+    args = packaging_args(argv, __doc__ or "", MIN_COUNT)
     manifest = ship_spelling_model(args.model, args.data, args.min_count)
     info = manifest.extra["spelling_model_info"]
     print(f"{info['words_and_pairs']} words and pairs -> {args.model / FILE}", file=sys.stderr)

@@ -64,12 +64,17 @@ def ship_vocabulary(model_dir: Path, data: Path, min_count: int = MIN_COUNT) -> 
     return name_file(model_dir, "vocabulary", FILE, info)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def packaging_args(argv: list[str] | None, description: str, min_count: int) -> argparse.Namespace:
+    """``--data``, ``--model`` and ``--min-count``: what each tool that adds a file to a model folder reads."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True, help="the data dir (train/ and mono/)")
     parser.add_argument("--model", type=Path, required=True, help="the model folder to add it to")
-    parser.add_argument("--min-count", type=int, default=MIN_COUNT)
-    args = parser.parse_args(argv)
+    parser.add_argument("--min-count", type=int, default=min_count)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = packaging_args(argv, __doc__ or "", MIN_COUNT)
     manifest = ship_vocabulary(args.model, args.data, args.min_count)
     print(f"{manifest.extra['vocabulary_info']['words']} words -> {args.model / FILE}", file=sys.stderr)
     return 0
