@@ -48,7 +48,7 @@ class Settings(BaseSettings):
     continuous_batching: str = Field(
         "aggressive",
         description="strategies whose sentences join and leave the batch between decoder passes, comma-separated "
-        "(greedy, aggressive; empty: each batch is decoded to the end before the next starts)",
+        "(greedy, aggressive, beam, sample; empty: each batch is decoded to the end before the next starts)",
     )
     max_wait_ms: float = Field(2.0, ge=0, description="how long a batch may wait to fill")
     max_queue: int = Field(512, ge=1, description="queued sentences per backend before 503")
@@ -119,11 +119,11 @@ class Settings(BaseSettings):
     @field_validator("continuous_batching")
     @classmethod
     def _continuous_strategies(cls, value: str) -> str:
-        from service.engine.engine import CONTINUOUS  # the engine's table (imported here: ONNX Runtime)
+        from service.engine.engine import STRATEGIES  # the engine's table (imported here: ONNX Runtime)
 
-        unknown = sorted(set(strategies(value)) - set(CONTINUOUS))
+        unknown = sorted(set(strategies(value)) - set(STRATEGIES))
         if unknown:
-            raise ValueError(f"{', '.join(unknown)}: continuous batching is for {', '.join(CONTINUOUS)} only")
+            raise ValueError(f"{', '.join(unknown)}: not a strategy; known: {', '.join(STRATEGIES)}")
         return value
 
     @property

@@ -34,13 +34,13 @@ from service.batching.stream_worker import ConsumerEvents, StreamConsumer
 from service.batching.streams import StreamKeys
 from service.config import Settings
 from service.engine.allocator import keep_freed_blocks
-from service.engine.decoding.types import DecodeParams, decoding_from_json
+from service.engine.decoding.types import decoding_from_json
 from service.engine.engine import Engine
 from service.engine.sessions import SessionSettings
 from service.observability.hooks import MetricsHooks
 from service.observability.logging import configure_logging
 from service.observability.metrics import Metrics
-from service.pipeline.runners import DecodingSession, IdleRelease, Outcome, decode_by_payload
+from service.pipeline.runners import IdleRelease, Outcome, PayloadSession
 
 __all__ = ["main", "work"]
 
@@ -61,49 +61,29 @@ def _as_reply(outcome: Any) -> Any:
 
 class WorkerSession:
     """A queue's decoding in the worker (a batcher ``Session``): each job's payload (its decoding, as
-    sent) is read back; jobs whose strategy is in ``continuous`` join that decoding's
-    ``DecodingSession`` (iteration-level batching, as in the gateway's own queues), the others are
-    decoded in closed batches, those with the same decoding together. Replies are JSON-ready."""
+    sent) is read back, then the jobs are decoded by a ``PayloadSession`` (iteration-level batching
+    for the strategies in ``continuous``, as in the gateway's own queues). Replies are JSON-ready."""
 
     def __init__(self, engine: Engine, idle: IdleRelease, continuous: frozenset[str], max_rows: int) -> None:
-        self.engine = engine
-        self.idle = idle
-        self.continuous = continuous
-        self.max_rows = max_rows
-        self.sessions: dict[tuple[str, DecodeParams], DecodingSession] = {}
+        self.decoding = PayloadSession(engine, continuous, max_rows, idle.batch_ended)
 
     @property
     def active(self) -> int:
-        return sum(session.active for session in self.sessions.values())
+        return self.decoding.active
 
     def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
         def reply(job: Job, outcome: Any) -> None:
             deliver(job, _as_reply(outcome))
 
-        try:
-            closed: list[Job] = []
-            groups: dict[tuple[str, DecodeParams], list[Job]] = {}
-            for job in joining:
-                try:
-                    job.payload = decoding_from_json(job.payload)
-                except (KeyError, TypeError, ValueError) as error:
-                    reply(job, ValueError(f"unreadable decoding {job.payload!r}: {error}"))
-                    continue
-                if job.payload[0] in self.continuous:
-                    groups.setdefault(job.payload, []).append(job)
-                else:
-                    closed.append(job)
-            for job, outcome in zip(closed, decode_by_payload(self.engine, closed), strict=True):
-                reply(job, outcome)
-            running = [key for key, session in self.sessions.items() if session.active and key not in groups]
-            for key in [*groups, *running]:
-                session = self.sessions.get(key)
-                if session is None:
-                    session = self.sessions[key] = DecodingSession(self.engine, *key, self.max_rows, lambda: None)
-                session.advance(groups.get(key, []), wake, reply)
-            self.sessions = {key: session for key, session in self.sessions.items() if session.active}
-        finally:
-            self.idle.batch_ended()
+        readable = []
+        for job in joining:
+            try:
+                job.payload = decoding_from_json(job.payload)
+            except (KeyError, TypeError, ValueError) as error:
+                reply(job, ValueError(f"unreadable decoding {job.payload!r}: {error}"))
+                continue
+            readable.append(job)
+        self.decoding.advance(readable, wake, reply)
 
 
 async def work(settings: Settings, url: str, queues: list[str] | None, metrics_port: int | None) -> None:

@@ -3,13 +3,17 @@ service's own queues (``LocalQueues``: the batcher, runners and sessions an arm 
 rather than as closed batches.
 
     gecserve bench decoding --model models/gec-default --input dev.txt --arrivals 200,400,max \\
-        [--strategies greedy,aggressive] [--batching closed,continuous] [--rounds 2] [--limit N] [--json OUT]
+        [--strategies greedy,aggressive,beam,sample] [--batching closed,continuous] [--rounds 2] [--limit N] \\
+        [--json OUT]
 
 For each strategy, batching and arrival rate (sentences/s; ``max`` = all at once, the saturation
-throughput): one job per sentence submitted at its arrival time, in input order; a sentence's latency
-is from its arrival to its answer. Reported: offered and achieved sentences/s (achieved = sentences
-over the time from the first arrival to the last answer), latency mean/p50/p95/p99, the mean rows per
-decoder batch, and whether every output equals greedy decoding's. With ``--rounds N`` every
+throughput): one job per sentence submitted at its arrival time, in input order, to the queue that
+serves it (greedy and aggressive: their arm's; beam and sample: ``/v1/generate``'s, the job carrying
+its decoding); a sentence's latency is from its arrival to its answer. Reported: offered and achieved
+sentences/s (achieved = sentences over the time from the first arrival to the last answer), latency
+mean/p50/p95/p99, the mean rows per decoder batch (sentences, not beams or samples), and whether
+every output is identical to its reference: greedy decoding's for greedy and aggressive, the
+sentence's own decoding alone for beam and sample (sampling with seed 0). With ``--rounds N`` every
 configuration runs N times, the configurations interleaved (so that a noisy machine slows all of them
 alike); latencies are pooled and the rate is sentences over the summed spans.
 """
@@ -23,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from service.batching import BatchPolicy, Job
+from service.batching import Batcher, BatchPolicy, Job
 from service.batching.batcher import NullHooks
 from service.bench.report import latency_summary
 from service.engine.decoding.types import DecodeParams
@@ -32,6 +36,7 @@ from service.experiments.arms import BACKENDS, Arm
 from service.pipeline.queues import LocalQueues
 
 STOP_S = 60.0  # a run's queues drain within this once every answer is in
+EXACT = ("greedy", "aggressive")  # strategies whose outputs are greedy decoding's
 
 COLUMNS = [
     "strategy",
@@ -43,7 +48,7 @@ COLUMNS = [
     "p95_ms",
     "p99_ms",
     "rows_per_batch",
-    "identical_to_greedy",
+    "identical",
 ]
 
 
@@ -72,28 +77,32 @@ def arrival_times(count: int, rate: float, seed: int = 0) -> list[float]:
     return times
 
 
-def arm_for(strategy: str, params: DecodeParams) -> Arm:
-    """The exact backend that decodes with ``strategy``, run with ``params``' aggressive-decoding knobs."""
-    backend = next(b.name for b in BACKENDS.values() if b.strategy == strategy and b.exact)
-    return Arm("bench", backend, (("max_draft", params.max_draft), ("pass_cost", params.pass_cost)))
+def queue_for(queues: LocalQueues, strategy: str, params: DecodeParams) -> tuple[Batcher, Any]:
+    """The queue that serves ``strategy`` and the payload its jobs carry: the exact backend's arm, run
+    with ``params``' aggressive-decoding knobs; or, for a strategy no arm serves, ``/v1/generate``'s."""
+    backend = next((b.name for b in BACKENDS.values() if b.strategy == strategy and b.exact), None)
+    if backend is None:
+        return queues.generate(), (strategy, params)
+    return queues.get(Arm("bench", backend, (("max_draft", params.max_draft), ("pass_cost", params.pass_cost)))), None
 
 
 async def replay(
     engine: Engine,
-    arm: Arm,
+    strategy: str,
+    params: DecodeParams,
     batching: str,
     policy: BatchPolicy,
     hooks: _Rows,
     sources: list[list[int]],
     arrivals: list[float],
 ) -> tuple[list[Any], list[float], float]:
-    """Submit each source at its arrival time to ``arm``'s queue, as the service's local queues make
-    it (``batching`` continuous or closed); outputs, latencies and the span from the first arrival to
-    the last answer."""
-    continuous = frozenset({arm.strategy}) if batching == "continuous" else frozenset()
+    """Submit each source at its arrival time to the queue that serves ``strategy``, as the service's
+    local queues make it (``batching`` continuous or closed); outputs, latencies and the span from the
+    first arrival to the last answer."""
+    continuous = frozenset({strategy}) if batching == "continuous" else frozenset()
     queues = LocalQueues([engine], policy, hooks, continuous=continuous)
     await queues.start()
-    batcher = queues.get(arm)
+    batcher, payload = queue_for(queues, strategy, params)
     start = time.perf_counter()
     latencies = [0.0] * len(sources)
 
@@ -102,7 +111,7 @@ async def replay(
         if delay > 0:
             await asyncio.sleep(delay)
         arrived = time.perf_counter()
-        outcome = await batcher.submit(Job(tokens=sources[index]))
+        outcome = await batcher.submit(Job(tokens=sources[index], payload=payload))
         latencies[index] = time.perf_counter() - arrived
         return outcome.result.tokens
 
@@ -110,6 +119,14 @@ async def replay(
     span = time.perf_counter() - start - arrivals[0]
     await queues.stop(timeout=STOP_S)
     return list(outputs), latencies, span
+
+
+def references(engine: Engine, sources: list[list[int]], strategy: str, params: DecodeParams) -> list[list[int]]:
+    """What each output must be: greedy decoding's (one batch) for the exact strategies, else each
+    sentence's own decoding alone."""
+    if strategy in EXACT:
+        return [r.tokens for r in engine.generate(sources, "greedy", params)]
+    return [engine.generate([source], strategy, params)[0].tokens for source in sources]
 
 
 def run_arrivals(
@@ -123,9 +140,8 @@ def run_arrivals(
     rounds: int,
     progress: Callable[[str], None],
 ) -> list[dict[str, Any]]:
-    """One row per (rate, strategy, batching), in that order; outputs compared with greedy's
-    closed-batch decoding of each sentence."""
-    reference = [r.tokens for r in engine.generate(sources, "greedy", params)]
+    """One row per (rate, strategy, batching), in that order; outputs compared with ``references``."""
+    reference = {strategy: references(engine, sources, strategy, params) for strategy in strategies}
     configs = [(rate, strategy, batching) for rate in rates for strategy in strategies for batching in batchings]
     runs: dict[tuple[float, str, str], dict[str, Any]] = {
         config: {"latencies": [], "span": 0.0, "identical": True, "rows": 0, "batches": 0} for config in configs
@@ -135,14 +151,15 @@ def run_arrivals(
             progress(f"{strategy} {batching} at {rate:g}/s")
             hooks = _Rows()
             arrivals = arrival_times(len(sources), rate)
-            arm = arm_for(strategy, params)
-            outputs, latencies, span = asyncio.run(replay(engine, arm, batching, policy, hooks, sources, arrivals))
+            outputs, latencies, span = asyncio.run(
+                replay(engine, strategy, params, batching, policy, hooks, sources, arrivals)
+            )
             run = runs[(rate, strategy, batching)]
             run["latencies"] += latencies
             run["span"] += span
             run["rows"] += hooks.rows
             run["batches"] += hooks.batches
-            run["identical"] &= outputs == reference
+            run["identical"] &= outputs == reference[strategy]
     return [
         {
             "strategy": strategy,
@@ -151,7 +168,7 @@ def run_arrivals(
             "sent_per_s": len(run["latencies"]) / run["span"],
             **latency_summary(run["latencies"]),
             "rows_per_batch": run["rows"] / max(1, run["batches"]),
-            "identical_to_greedy": "yes" if run["identical"] else "no",
+            "identical": "yes" if run["identical"] else "no",
         }
         for (rate, strategy, batching), run in runs.items()
     ]

@@ -35,7 +35,7 @@ from service.bench.arrivals import COLUMNS as ARRIVAL_COLUMNS
 from service.bench.arrivals import run_arrivals
 from service.bench.report import latency_summary, table, write_json
 from service.engine.decoding.types import DecodeParams
-from service.engine.engine import CONTINUOUS, Engine
+from service.engine.engine import STRATEGIES, Engine
 from service.engine.sessions import SessionSettings
 
 # Rows that are aggressive decoding with other knobs (see the module docstring).
@@ -277,11 +277,11 @@ def replay_main(args: argparse.Namespace) -> int:
     )
     engine = Engine(args.model, variant=args.variant, settings=settings, cache=args.cache[0])
     sources = load_sources(engine, Path(args.input), args.limit)
-    params = DecodeParams(max_draft=args.max_draft, pass_cost=args.pass_cost)
+    params = DecodeParams(num_beams=args.num_beams, seed=0, max_draft=args.max_draft, pass_cost=args.pass_cost)
     policy = BatchPolicy(max_batch_size=args.batch_size[0], max_queue=len(sources) + 1, admit_within=0)
     strategies = args.strategies
-    if not set(strategies) <= set(CONTINUOUS):
-        raise SystemExit(f"--arrivals compares closed and continuous batching: strategies {', '.join(CONTINUOUS)} only")
+    if not set(strategies) <= set(STRATEGIES):
+        raise SystemExit(f"--arrivals replays the engine's strategies: {', '.join(STRATEGIES)}")
     configs = len(args.arrivals) * len(strategies) * len(args.batching) * args.rounds
     with tqdm(total=configs, desc="bench arrivals", unit="run", file=sys.stderr) as progress:
 

@@ -2,29 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from service.engine.decoding.aggressive import AggressiveDecoder, aggressive
-from service.engine.decoding.beam import beam, check_beam_params
+from service.engine.decoding.aggressive import AggressiveDecoder
+from service.engine.decoding.beam import BeamDecoder
 from service.engine.decoding.continuous import ContinuousDecoder
-from service.engine.decoding.greedy import GreedyDecoder, greedy
-from service.engine.decoding.sampling import check_sampling_params, sample
+from service.engine.decoding.greedy import GreedyDecoder
+from service.engine.decoding.sampling import SampleDecoder
 from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis, empty_result
 from service.engine.model import DecodingStoppedError, InputTooLongError, Seq2SeqModel, StopCheck
 from service.engine.sessions import SessionSettings
 
-Strategy = Callable[[Seq2SeqModel, Sequence[Sequence[int]], DecodeParams, StopCheck | None], list[DecodeResult]]
-
-STRATEGIES: dict[str, Strategy] = {"greedy": greedy, "aggressive": aggressive, "beam": beam, "sample": sample}
-# Strategies whose batch can change between passes (iteration-level batching).
-CONTINUOUS: dict[str, type[ContinuousDecoder[Any]]] = {"greedy": GreedyDecoder, "aggressive": AggressiveDecoder}
-# Parameter checks run before any work, so bad settings fail even when every source is empty.
-CHECKS: dict[str, Callable[[DecodeParams], None]] = {"beam": check_beam_params, "sample": check_sampling_params}
+# Every strategy's decoder: a batch that sources join and leave between passes (iteration-level
+# batching); a closed batch is its ``run``.
+STRATEGIES: dict[str, type[ContinuousDecoder[Any]]] = {
+    "greedy": GreedyDecoder,
+    "aggressive": AggressiveDecoder,
+    "beam": BeamDecoder,
+    "sample": SampleDecoder,
+}
 
 __all__ = [
-    "CONTINUOUS",
     "STRATEGIES",
     "DecodeParams",
     "DecodeResult",
@@ -67,16 +67,13 @@ class Engine:
     ) -> list[DecodeResult]:
         """Decode ``sources``; ``stop`` is asked before every decoder pass and abandons the batch
         (``DecodingStoppedError``) when it returns True."""
-        if strategy not in STRATEGIES:
-            raise ValueError(f"unknown strategy {strategy!r}; known: {', '.join(sorted(STRATEGIES))}")
-        params = params or DecodeParams()
-        CHECKS.get(strategy, lambda p: None)(params)
+        decoder = self.decoder(strategy, params, stop)  # bad settings raise even if every source is empty
         for source in sources:
             self.check_length(source)
         results: list[DecodeResult] = [empty_result() for _ in sources]
         work = [i for i, s in enumerate(sources) if len(s) > 0]
         if work:
-            decoded = STRATEGIES[strategy](self.model, [list(sources[i]) for i in work], params, stop)
+            decoded = decoder.run([list(sources[i]) for i in work])
             for i, result in zip(work, decoded, strict=True):
                 results[i] = result
         return results
@@ -88,12 +85,14 @@ class Engine:
                 f"source of {len(source)} tokens is longer than the model maximum {self.max_source_tokens}"
             )
 
-    def continuous(self, strategy: str, params: DecodeParams | None = None) -> ContinuousDecoder[Any]:
-        """A decoder that sources join between passes (``CONTINUOUS`` strategies only). Unlike
-        ``generate``, it neither skips empty sources nor checks lengths: its caller does."""
-        if strategy not in CONTINUOUS:
-            raise ValueError(f"{strategy!r} decodes closed batches only; continuous: {', '.join(sorted(CONTINUOUS))}")
-        return CONTINUOUS[strategy](self.model, params or DecodeParams())
+    def decoder(
+        self, strategy: str, params: DecodeParams | None = None, stop: StopCheck | None = None
+    ) -> ContinuousDecoder[Any]:
+        """A decoder that sources join between passes (``ValueError`` for settings it refuses).
+        Unlike ``generate``, it neither skips empty sources nor checks lengths: its caller does."""
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}; known: {', '.join(sorted(STRATEGIES))}")
+        return STRATEGIES[strategy](self.model, params or DecodeParams(), stop)
 
     def release_memory(self) -> None:
         """Give back what the sessions' memory arenas hold beyond the runs in flight (see ``Seq2SeqModel``)."""

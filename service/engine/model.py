@@ -108,10 +108,13 @@ class Seq2SeqModel:
         cross_kv = np.zeros((m.decoder_layers, 2, 0, m.decoder_heads, 0, m.head_dim), dtype=np.float32)
         return DecoderState(self, cross_kv, np.zeros((0, 0), dtype=np.int64), stop)
 
-    def join(self, state: DecoderState, slots: np.ndarray, sources: Sequence[Sequence[int]]) -> None:
-        """Encode ``sources`` (one encoder run) into rows ``slots`` of ``state`` (see ``DecoderState.place``)."""
+    def join(
+        self, state: DecoderState, slots: np.ndarray, sources: Sequence[Sequence[int]], owners: np.ndarray
+    ) -> None:
+        """Encode ``sources`` (one encoder run) into rows ``slots`` of ``state``, slot ``i`` taking
+        source ``owners[i]`` (a source of several rows is encoded once; see ``DecoderState.place``)."""
         cross_kv, mask = self.encode(sources)
-        state.place(slots, cross_kv, mask)
+        state.place(slots, cross_kv[:, :, owners], mask[owners])
 
 
 class DecoderState:
@@ -191,6 +194,12 @@ class DecoderState:
         self.cache.select(rows)
         if self.device_inputs is not None:
             self._upload()
+
+    def inherit(self, parents: np.ndarray) -> None:
+        """Row ``i``'s cache becomes row ``parents[i]``'s (beams taking their parent's); the
+        cross-attention inputs stay, so ``parents[i]`` must read the same source as row ``i``."""
+        if not np.array_equal(parents, np.arange(self.batch)):
+            self.cache.select(parents)
 
     def fit_sources(self, rows: np.ndarray) -> None:
         """Cut the source axis down to the longest source of ``rows`` (the rows still decoding) once

@@ -3,9 +3,9 @@
 ``DecodingQueues`` is what the pipeline submits to; it has two transports. ``LocalQueues`` (the
 default) decodes in this process: a pool of ``inference_workers`` engines (ONNX Runtime sessions,
 which accept concurrent runs), worker ``i`` of every queue running on engine ``i``, and the memory
-decoding used going back to the system once it is idle. An arm whose strategy is in ``continuous``
-decodes with iteration-level batching (sentences join and leave the batch between decoder passes);
-the others, and ``generate``, in closed batches. ``StreamQueues``
+decoding used going back to the system once it is idle. A decoding whose strategy is in
+``continuous`` (an arm's, or a ``generate`` job's own) decodes with iteration-level batching
+(sentences join and leave the batch between decoder passes); the others in closed batches. ``StreamQueues``
 (``service.pipeline.stream_queues``, ``gecserve serve --queue URL``) sends the jobs to engine
 workers through Redis Streams. Queues are made when an arm first needs one, so an experiment
 started at run time gets its own.
@@ -19,9 +19,9 @@ from typing import Any, Protocol
 
 from service.batching import Batcher, BatcherHooks, BatchPolicy, Job, LocalBatcher
 from service.batching.session import ClosedSession, Session
-from service.engine.engine import CONTINUOUS, Engine
+from service.engine.engine import STRATEGIES, Engine
 from service.experiments.arms import Arm
-from service.pipeline.runners import DecodingSession, IdleRelease, decode_batch, decode_by_payload
+from service.pipeline.runners import DecodingSession, IdleRelease, PayloadSession, decode_batch
 
 __all__ = ["GENERATE_QUEUE", "DecodingQueues", "LocalQueues"]
 
@@ -59,7 +59,7 @@ class LocalQueues:
         engines: Sequence[Engine],
         policy: BatchPolicy,
         hooks: BatcherHooks | None,
-        continuous: frozenset[str] = frozenset(CONTINUOUS),
+        continuous: frozenset[str] = frozenset(STRATEGIES),
     ) -> None:
         self.engines = list(engines)
         self.policy = policy
@@ -85,7 +85,15 @@ class LocalQueues:
         return batcher
 
     def generate(self) -> Batcher:
-        return self.batchers.get(GENERATE_QUEUE) or self._start(GENERATE_QUEUE, self._closed(decode_by_payload))
+        batcher = self.batchers.get(GENERATE_QUEUE)
+        if batcher is None:
+
+            def sessions(worker: int) -> Session:
+                ended = self.idle_release.batch_ended
+                return PayloadSession(self._engine(worker), self.continuous, self.policy.max_batch_size, ended)
+
+            batcher = self._start(GENERATE_QUEUE, sessions)
+        return batcher
 
     def _engine(self, worker: int) -> Engine:
         return self.engines[worker % len(self.engines)]

@@ -7,9 +7,11 @@ decoding (``/v1/generate``, and every job a remote worker reads) are grouped by 
 engine raises on is decoded again one job at a time, so bad settings or a sentence that breaks the
 engine fail only their own jobs.
 
-``DecodingSession`` is iteration-level batching for a queue whose strategy allows it (greedy,
-aggressive): jobs join its decoder between passes, each leaves as soon as its sentence is done,
-and a job past its deadline leaves unfinished.
+``DecodingSession`` is iteration-level batching for a queue whose strategy is listed in
+``GECSERVE_CONTINUOUS_BATCHING``: jobs join its decoder between passes, each leaves as soon as its
+sentence is done, and a job past its deadline leaves unfinished. ``PayloadSession`` is the same for
+jobs that carry their own decoding: one ``DecodingSession`` per listed decoding, closed batches
+for the others.
 
 ``IdleRelease``: once no batch has run for ``IDLE_S`` seconds, the memory decoding used goes back to
 the system; never between the batches of a burst, whose next batch would only fault the same pages
@@ -32,7 +34,7 @@ from service.engine.allocator import release_free_memory
 from service.engine.decoding.types import DecodeParams, DecodeResult, empty_result
 from service.engine.engine import DecodingStoppedError, Engine, InputTooLongError
 
-__all__ = ["IDLE_S", "DecodingSession", "IdleRelease", "Outcome", "decode_batch", "decode_by_payload"]
+__all__ = ["IDLE_S", "DecodingSession", "IdleRelease", "Outcome", "PayloadSession", "decode_batch", "decode_by_payload"]
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +110,7 @@ class DecodingSession:
         self.max_rows = max_rows
         self.join_at = max(1, max_rows // 4)
         self.ended = ended
-        self._decoder = engine.continuous(strategy, params)
+        self._decoder = engine.decoder(strategy, params)
         self._held: dict[int, tuple[Job, float, int]] = {}  # handle -> job, when it joined, rows then
 
     @property
@@ -182,8 +184,57 @@ class DecodingSession:
             "a session of %d failed (%s: %s); decoding its jobs one by one", len(held), type(error).__name__, error
         )
         self._held.clear()
-        self._decoder = self.engine.continuous(self.strategy, self.params)
+        self._decoder = self.engine.decoder(self.strategy, self.params)
         return [(job, out) for job in held for out in decode_batch(self.engine, [job], self.strategy, self.params)]
+
+
+class PayloadSession:
+    """A queue's session for jobs whose ``payload`` is their ``(strategy, params)`` (``/v1/generate``, and
+    every job a remote worker reads): jobs whose strategy is in ``continuous`` join that decoding's
+    ``DecodingSession``; the others are decoded in closed batches, those with the same decoding together."""
+
+    def __init__(self, engine: Engine, continuous: frozenset[str], max_rows: int, ended: Callable[[], None]) -> None:
+        self.engine = engine
+        self.continuous = continuous
+        self.max_rows = max_rows
+        self.ended = ended
+        self.sessions: dict[tuple[str, DecodeParams], DecodingSession] = {}
+
+    @property
+    def active(self) -> int:
+        return sum(session.active for session in self.sessions.values())
+
+    def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
+        try:
+            closed = [job for job in joining if job.payload[0] not in self.continuous]
+            groups: dict[tuple[str, DecodeParams], list[Job]] = {}
+            for job in joining:
+                if job.payload[0] in self.continuous:
+                    groups.setdefault(job.payload, []).append(job)
+            for job, outcome in zip(closed, decode_by_payload(self.engine, closed), strict=True):
+                deliver(job, outcome)
+            running = [key for key, session in self.sessions.items() if session.active and key not in groups]
+            for key in [*groups, *running]:
+                session = self.sessions.get(key)
+                if session is None:
+                    session = self._session(key, groups[key], deliver)
+                    if session is None:
+                        continue
+                session.advance(groups.get(key, []), wake, deliver)
+            self.sessions = {key: session for key, session in self.sessions.items() if session.active}
+        finally:
+            self.ended()
+
+    def _session(self, key: tuple[str, DecodeParams], jobs: list[Job], deliver: Deliver) -> DecodingSession | None:
+        """A new decoding's session, or None after failing ``jobs`` when the engine refuses its settings."""
+        try:
+            session = DecodingSession(self.engine, *key, self.max_rows, lambda: None)
+        except ValueError as error:
+            for job in jobs:
+                deliver(job, error)
+            return None
+        self.sessions[key] = session
+        return session
 
 
 class IdleRelease:

@@ -43,7 +43,7 @@ class HeldEngine:
         for engine in pipeline.queues.engines:
             model = engine.model
             model.start = self._wrap(model.start, lambda sources, stop=None: sources, breaking)
-            model.join = self._wrap(model.join, lambda state, slots, sources: sources, breaking)
+            model.join = self._wrap(model.join, lambda state, slots, sources, owners: sources, breaking)
 
     def _wrap(self, encode: Callable, sources_of: Callable, breaking: list[int]) -> Callable:
         def held(*args, **kwargs):

@@ -601,8 +601,8 @@ class SteppedSession:
                 self.held[job] -= 1
                 if self.held[job] == 0:
                     del self.held[job]
+                    self.finished.append(job.id)  # before deliver: the test may read it once answered
                     deliver(job, result_of(job))
-                    self.finished.append(job.id)
             if wake.is_set() and len(self.held) < self.max_rows:
                 break
 

@@ -79,4 +79,4 @@ def test_continuous_strategies_join_one_batch_and_others_decode_closed() -> None
     expected_beam = engine.generate([sources[0]], "beam", DecodeParams(num_beams=2))[0]
     assert replies[-2]["result"] == expected_beam.to_json()
     assert isinstance(replies[-1], ValueError) and "unreadable decoding" in str(replies[-1])
-    assert session.active == 0 and not session.sessions
+    assert session.active == 0 and not session.decoding.sessions

@@ -9,7 +9,10 @@ import redis
 
 from loadtest import scaleout, serve
 from service.bench import decoding, preprocess
-from service.bench.arrivals import arrival_times
+from service.bench.arrivals import arrival_times, references
+from service.bench.decoding import load_sources
+from service.engine.decoding.types import DecodeParams
+from service.engine.engine import Engine
 from tests.conftest import FIXTURE_MODEL, REDIS_URL
 from tests.engine.conftest import SENTENCES
 
@@ -47,21 +50,34 @@ def test_bench_decoding_rows_and_greedy_agreement(tmp_path, sentences, capsys) -
 def test_bench_decoding_replays_arrivals_through_the_batcher(tmp_path, sentences, capsys) -> None:
     out = tmp_path / "arrivals.json"
     args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--batch-size", "4", "--rounds", "2"]
-    args += ["--strategies", "greedy,aggressive", "--arrivals", "500,max", "--json", str(out)]
-    assert decoding.main(args) == 0
+    args += ["--strategies", "greedy,aggressive,beam,sample", "--num-beams", "2", "--arrivals", "500,max"]
+    assert decoding.main([*args, "--json", str(out)]) == 0
     result = json.loads(out.read_text())
     rows = {(r["strategy"], r["batching"], r["offered_per_s"]): r for r in result["rows"]}
-    assert set(rows) == {
-        (s, b, r) for s in ("greedy", "aggressive") for b in ("closed", "continuous") for r in (500, "max")
-    }
+    strategies = ("greedy", "aggressive", "beam", "sample")
+    assert set(rows) == {(s, b, r) for s in strategies for b in ("closed", "continuous") for r in (500, "max")}
     for row in rows.values():
-        assert row["identical_to_greedy"] == "yes"
+        assert row["identical"] == "yes"
         assert 0 < row["p50_ms"] <= row["p99_ms"]
         assert 1 <= row["rows_per_batch"] <= 4
-    assert rows[("greedy", "closed", "max")]["rows_per_batch"] > 1  # all at once: batches fill
+    for strategy in strategies:  # all at once: batches fill
+        assert rows[(strategy, "closed", "max")]["rows_per_batch"] > 1
     assert "rows_per_batch" in capsys.readouterr().out
-    with pytest.raises(SystemExit, match="closed and continuous"):
-        decoding.main([*args[:-4], "--strategies", "beam", "--arrivals", "max"])
+    with pytest.raises(SystemExit, match="replays the engine's strategies"):
+        decoding.main([*args[:-6], "--strategies", "unsplit", "--arrivals", "max"])
+
+
+def test_replayed_outputs_are_checked_against_their_reference(sentences) -> None:
+    """Greedy and aggressive against greedy decoding; beam and sampling against each sentence alone,
+    which a closed batch of other settings would not match."""
+    engine = Engine(FIXTURE_MODEL)
+    sources = load_sources(engine, sentences, None)
+    params = DecodeParams(num_beams=3, seed=0, temperature=2.0)
+    greedy = [r.tokens for r in engine.generate(sources, "greedy")]
+    assert references(engine, sources, "aggressive", params) == greedy
+    sampled = references(engine, sources, "sample", params)
+    assert sampled == [engine.generate([s], "sample", params)[0].tokens for s in sources]
+    assert sampled != greedy
 
 
 def test_arrivals_are_a_poisson_stream_of_the_given_rate() -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.engine.decoding.beam import beam
+from service.engine.decoding.beam import BeamDecoder
 from service.engine.decoding.types import DecodeParams, Hypothesis
 from tests.engine.conftest import SENTENCES, engine_for
 
@@ -112,7 +112,7 @@ def test_bad_beam_counts_raise(beams: int, count: int) -> None:
     with pytest.raises(ValueError, match=r"num_return_sequences|num_beams"):
         engine.generate(engine.codec.encode_batch(["Tom found an honest owl."]), "beam", params)
     with pytest.raises(ValueError, match=r"num_return_sequences|num_beams"):
-        beam(engine.model, [[5, 6]], params)
+        BeamDecoder(engine.model, params)
 
 
 def test_bad_early_stopping_raises() -> None:

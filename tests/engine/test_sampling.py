@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from service.engine.decoding import sampling
 from service.engine.decoding.beam import log_softmax
-from service.engine.decoding.sampling import sample, warp
+from service.engine.decoding.sampling import SampleDecoder, warp
 from service.engine.decoding.types import DecodeParams, Hypothesis
 from tests.engine.conftest import SENTENCES, engine_for
 
@@ -217,7 +217,7 @@ def test_samples_end_at_eos_or_the_limit_and_score_their_log_prob(texts, seed: i
 def test_bad_settings_raise(knobs: dict) -> None:
     engine = engine_for("fp32")
     with pytest.raises(ValueError, match=next(iter(knobs))):
-        sample(engine.model, [[5, 6]], DecodeParams(**knobs))
+        SampleDecoder(engine.model, DecodeParams(**knobs))
 
 
 def test_empty_source_gives_an_empty_hypothesis() -> None:

@@ -11,6 +11,7 @@ from service.batching import BatchPolicy, Job
 from service.config import Settings
 from service.engine.engine import Engine
 from service.experiments.arms import Arm
+from service.pipeline import queues as queues_module
 from service.pipeline.queues import LocalQueues
 from tests.conftest import FIXTURE_MODEL
 from tests.engine.conftest import SENTENCES
@@ -20,11 +21,16 @@ from tests.engine.conftest import SENTENCES
     ("setting", "continuous"),
     [("aggressive", {"accelerated"}), ("greedy,aggressive", {"accelerated", "autoregressive"}), ("", set())],
 )
-def test_listed_strategies_decode_continuously(setting: str, continuous: set[str]) -> None:
+def test_listed_strategies_decode_continuously(setting: str, continuous: set[str], monkeypatch) -> None:
     engine = Engine(FIXTURE_MODEL, "int8")
     made = []
-    make = engine.continuous
-    engine.continuous = lambda *args, **kwargs: made.append(args[0]) or make(*args, **kwargs)
+
+    class Recorded(queues_module.DecodingSession):
+        def __init__(self, engine: Engine, strategy: str, *args) -> None:
+            made.append(strategy)
+            super().__init__(engine, strategy, *args)
+
+    monkeypatch.setattr(queues_module, "DecodingSession", Recorded)
     strategies = Settings(continuous_batching=setting).continuous_strategies
 
     async def main() -> None:
@@ -42,6 +48,11 @@ def test_listed_strategies_decode_continuously(setting: str, continuous: set[str
     assert {names[strategy] for strategy in made} == continuous
 
 
-def test_only_steppable_strategies_can_be_listed() -> None:
-    with pytest.raises(ValueError, match="beam"):
-        Settings(continuous_batching="aggressive,beam")
+def test_only_strategies_can_be_listed() -> None:
+    assert Settings(continuous_batching="aggressive,beam,sample").continuous_strategies == {
+        "aggressive",
+        "beam",
+        "sample",
+    }
+    with pytest.raises(ValueError, match="nucleus: not a strategy"):
+        Settings(continuous_batching="aggressive,nucleus")

@@ -1,6 +1,6 @@
 """The runners: jobs carrying their own decoding are grouped by it, and a bad group fails alone; a
 decoding session's jobs join between passes, leave when done or past their deadline, and a job
-that breaks the engine fails alone."""
+that breaks the engine fails alone; a payload session batches the listed strategies continuously."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from service.batching import DeadlineExceededError, Job
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import InputTooLongError
-from service.pipeline.runners import DecodingSession, Outcome, decode_by_payload
+from service.pipeline.runners import DecodingSession, Outcome, PayloadSession, decode_by_payload
 from tests.engine.conftest import SENTENCES, engine_for
 
 BEAM = ("beam", DecodeParams(num_beams=3, num_return_sequences=2))
@@ -103,3 +103,35 @@ def test_session_drops_jobs_past_their_deadline_and_answers_the_odd_ones_at_once
     assert outcomes[jobs[2]].result.tokens == []
     assert isinstance(outcomes[jobs[3]], InputTooLongError)
     assert isinstance(outcomes[jobs[4]], Exception) and not isinstance(outcomes[jobs[4]], Outcome)
+
+
+def test_payload_session_joins_listed_decodings_between_passes_and_closes_the_others() -> None:
+    """Beam and sampling jobs (listed) join running batches of their own decoding as they come and get
+    what each gets alone; greedy (not listed) decodes closed; settings the engine refuses fail their jobs."""
+    engine = engine_for("fp32")  # int8 beam scores move in the fourth decimal with the batch (test_beam)
+    ended: list[int] = []
+    session = PayloadSession(engine, frozenset({"beam", "sample"}), 4, lambda: ended.append(1))
+    sources = engine.codec.encode_batch([s for s in SENTENCES if s] * 2)
+    settings = [BEAM, SAMPLE, GREEDY, BAD]
+    jobs = [Job(tokens, payload=settings[i % len(settings)]) for i, tokens in enumerate(sources)]
+    outcomes: dict = {}
+    waiting, calls = list(jobs), 0
+    wake = threading.Event()
+    wake.set()
+    while waiting or session.active:
+        joining, waiting = waiting[:3], waiting[3:]
+        session.advance(joining, wake if waiting else threading.Event(), outcomes.__setitem__)
+        calls += 1
+    assert len(ended) == calls and not session.sessions
+    for job in jobs:
+        if job.payload == BAD:
+            assert isinstance(outcomes[job], ValueError) and "num_return_sequences" in str(outcomes[job])
+            continue
+        alone = engine.generate([job.tokens], *job.payload)[0]
+        assert [h.tokens for h in outcomes[job].result.hypotheses] == [h.tokens for h in alone.hypotheses]
+        assert [h.score for h in outcomes[job].result.hypotheses] == pytest.approx(
+            [h.score for h in alone.hypotheses], abs=1e-5
+        )
+    for payload in (BEAM, SAMPLE):
+        sizes = [outcomes[job].batch_size for job in jobs if job.payload == payload]
+        assert max(sizes) > 1  # joined a running batch of its decoding

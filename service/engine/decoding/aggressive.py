@@ -22,7 +22,6 @@ import numpy as np
 
 from service.engine.decoding.continuous import ContinuousDecoder
 from service.engine.decoding.types import DecodeParams, DecodeResult, top_gap
-from service.engine.model import Seq2SeqModel, StopCheck
 
 MAX_ANCHOR = 3
 CPU_PASS_COST = 16.0  # DecodeParams.pass_cost on a CPU, measured (README, Tuning)
@@ -88,14 +87,15 @@ def split_blocks(widths: Sequence[int], pass_cost: float) -> list[list[int]]:
 class AggressiveDecoder(ContinuousDecoder[_Row]):
     """Each pass verifies every row's draft and keeps the longest prefix greedy would produce."""
 
-    def new_row(self, source: Sequence[int]) -> _Row:
+    def new_rows(self, source: Sequence[int]) -> list[_Row]:
         m = self.manifest
-        return _Row(
+        row = _Row(
             draft=[*source, m.eos_token_id],
             anchors=_anchors(source),
             limit=self.limit(source),
             pending=list(m.decoder_prefix_ids),
         )
+        return [row]
 
     def advance(self) -> list[int]:
         params, m = self.params, self.manifest
@@ -169,10 +169,3 @@ class AggressiveDecoder(ContinuousDecoder[_Row]):
         slots = [slot for slot, _ in busy]
         groups = split_blocks([len(blocks[slot]) for slot in slots], cost)
         return [[slots[i] for i in group] for group in groups]
-
-
-def aggressive(
-    model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams, stop: StopCheck | None = None
-) -> list[DecodeResult]:
-    """Decode every source with input-guided aggressive decoding."""
-    return AggressiveDecoder(model, params, stop).run(sources)

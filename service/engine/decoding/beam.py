@@ -1,9 +1,10 @@
 """Beam search, batched: the rules of ``transformers`` 5.23 ``generate(num_beams=k, do_sample=False)``.
 
-Each source keeps ``k`` running beams as ``k`` consecutive rows of one ``DecoderState``; the
-encoder runs once per source and the first pass feeds one row per source, whose cache
-``select`` then repeats into the ``k`` beams. Per step and source (``t`` = tokens generated so
-far including this step, ``L = t + len(decoder prefix) - 1``: a forced BOS counts, as in HF):
+Each source holds ``k`` rows of one ``DecoderState`` (slots of a ``ContinuousDecoder``, so sources
+join and leave between passes); the encoder runs once per source, the first pass feeds the first
+of its rows, and after each pass every row takes its parent beam's cache. Per step and source
+(``t`` = tokens generated so far including this step, ``L = t + len(decoder prefix) - 1``: a
+forced BOS counts, as in HF):
 
 - candidates score ``beam score + log_softmax(logits)``; the best ``2k`` of all ``k * V`` are kept,
   best first;
@@ -29,7 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis, default_max_new_tokens
+from service.engine.decoding.continuous import ContinuousDecoder
+from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis
 from service.engine.model import Seq2SeqModel, StopCheck
 
 
@@ -46,8 +48,22 @@ class _Source:
     beams: list[list[int]]  # running beams' content tokens, best first
     scores: np.ndarray  # their summed log-probabilities
     finished: list[_Finished] = field(default_factory=list)  # best first, at most num_beams
+    step: int = 0  # tokens generated so far
     done: bool = False
     result: DecodeResult = field(default_factory=lambda: DecodeResult(tokens=[]))
+
+
+@dataclass
+class _Beam:
+    """One row of a source: its ``index``-th running beam (rows past the running beams idle)."""
+
+    source: _Source
+    index: int
+    feed: list[int]  # tokens for the next pass: the decoder prefix, then the beam's last token
+
+    @property
+    def result(self) -> DecodeResult:
+        return self.source.result
 
 
 @dataclass(frozen=True)
@@ -139,51 +155,61 @@ def _finish(source: _Source, count: int) -> DecodeResult:
     return result
 
 
-def beam(
-    model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams, stop: StopCheck | None = None
-) -> list[DecodeResult]:
-    """Decode every source with beam search; a source leaves the batch once it is done."""
-    check_beam_params(params)
-    m = model.manifest
-    prefix = np.array(m.decoder_prefix_ids, dtype=np.int64)
-    rules = _Rules(
-        num_beams=params.num_beams,
-        length_penalty=params.length_penalty,
-        early_stopping=True if params.num_beams == 1 else params.early_stopping,
-        eos=m.eos_token_id,
-        offset=len(prefix) - 1,
-    )
-    states = [
-        _Source(
-            limit=params.max_new_tokens or default_max_new_tokens(len(s), m.max_target_positions, len(prefix)),
-            beams=[[]],
-            scores=np.zeros(1),
+class BeamDecoder(ContinuousDecoder[_Beam]):
+    """Each pass extends every source's running beams by one token and keeps the best ``k``."""
+
+    def __init__(self, model: Seq2SeqModel, params: DecodeParams, stop: StopCheck | None = None) -> None:
+        check_beam_params(params)
+        super().__init__(model, params, stop)
+        m = self.manifest
+        self.rules = _Rules(
+            num_beams=params.num_beams,
+            length_penalty=params.length_penalty,
+            early_stopping=True if params.num_beams == 1 else params.early_stopping,
+            eos=m.eos_token_id,
+            offset=len(m.decoder_prefix_ids) - 1,
         )
-        for s in sources
-    ]
-    state = model.start(sources, stop)
-    active = list(range(len(sources)))
-    step = 0  # tokens generated so far
-    tokens = np.tile(prefix, (len(sources), 1))
-    while active:
-        logp = log_softmax(state.step(tokens)[:, -1])
-        vocab = logp.shape[-1]
-        step += 1
-        start, rows, fed, still = 0, [], [], []
-        for index in active:
-            source = states[index]
-            width = len(source.scores)  # this source's rows in the state
+
+    def new_rows(self, source: Sequence[int]) -> list[_Beam]:
+        state = _Source(limit=self.limit(source), beams=[[]], scores=np.zeros(1))
+        prefix = list(self.manifest.decoder_prefix_ids)
+        return [_Beam(state, index, prefix) for index in range(self.params.num_beams)]
+
+    def advance(self) -> list[int]:
+        sources: dict[int, list[int]] = {}  # id(source) -> its slots, by beam index
+        for slot, row in sorted(self.busy(), key=lambda item: item[1].index):
+            sources.setdefault(id(row.source), []).append(slot)
+        if not sources:
+            return []
+        counts = np.zeros(len(self.rows), dtype=np.int64)
+        running = [(slot, row) for slot, row in self.busy() if row.index < len(row.source.scores)]
+        for slot, row in running:
+            counts[slot] = len(row.feed)
+        tokens = np.full((len(self.rows), int(counts.max())), self.manifest.pad_token_id, dtype=np.int64)
+        for slot, row in running:
+            tokens[slot, : len(row.feed)] = row.feed
+        last = self.state.step(tokens, counts)[np.arange(len(self.rows)), np.maximum(counts - 1, 0)]
+        parents = np.arange(len(self.rows))
+        done: list[int] = []
+        for slots in sources.values():
+            first = self.rows[slots[0]]
+            assert first is not None
+            source = first.source
+            logp = log_softmax(last[slots[: len(source.scores)]])
+            source.step += 1
             source.result.passes += 1
             source.result.accepted.append(1)
-            candidates = (logp[start : start + width] + source.scores[:, None]).ravel()
-            chosen = _advance(source, candidates, vocab, step, rules)
-            if not source.done:
-                still.append(index)
-                rows.extend(start + chosen // vocab)
-                fed.extend(chosen % vocab)
-            start += width
-        if still:
-            state.select(np.array(rows, dtype=np.int64))
-        active = still
-        tokens = np.array(fed, dtype=np.int64)[:, None]
-    return [_finish(source, params.num_return_sequences) for source in states]
+            candidates = (logp + source.scores[:, None]).ravel()
+            chosen = _advance(source, candidates, logp.shape[-1], source.step, self.rules)
+            if source.done:
+                _finish(source, self.params.num_return_sequences)
+                done.extend(slots)
+                continue
+            vocab = logp.shape[-1]
+            for slot, parent, token in zip(slots, chosen // vocab, chosen % vocab, strict=False):
+                parents[slot] = slots[parent]
+                row = self.rows[slot]
+                assert row is not None
+                row.feed = [int(token)]
+        self.state.inherit(parents)
+        return done

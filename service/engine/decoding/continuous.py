@@ -2,10 +2,11 @@
 
 A ``ContinuousDecoder`` holds one ``DecoderState`` whose rows are slots for the sequences being
 decoded. ``join`` encodes new sources (one encoder run for all of them) and puts them into free
-slots, or new ones; ``step`` runs one decoder pass and returns the sequences that finished in it,
-whose slots are free from then on; ``drop`` frees slots without a result (their callers went away).
-A scheduler calls these between passes, so a finished sequence's slot is taken by a waiting
-sentence instead of running empty until the batch's slowest row is done.
+slots, or new ones; a source takes one slot (greedy, aggressive) or several (beam search's beams,
+sampling's samples), all under one handle. ``step`` runs one decoder pass and returns the sources
+that finished in it, whose slots are free from then on; ``drop`` frees a source's slots without a
+result (its caller went away). A scheduler calls these between passes, so a finished source's
+slots are taken by waiting sentences instead of running empty until the batch's slowest row is done.
 
 A free slot is reused in place (no copy of the batch's arrays), and is fed padding until then;
 once more slots are free than busy, the state is compacted to the busy ones. Every pass reads the
@@ -27,7 +28,9 @@ from service.engine.model import DecoderState, DecodingStoppedError, Seq2SeqMode
 
 
 class _Row(Protocol):
-    result: DecodeResult  # what the row has decoded so far; returned as it is once the row finishes
+    # What the row's source has decoded so far (shared by the rows of one source); returned as it
+    # is once the source's last row finishes.
+    result: DecodeResult
 
 
 RowT = TypeVar("RowT", bound=_Row)
@@ -43,6 +46,7 @@ class ContinuousDecoder(Generic[RowT]):
         self.state: DecoderState = model.empty_state(stop)
         self.rows: list[RowT | None] = []
         self.handles: list[int | None] = []
+        self._open: dict[int, int] = {}  # handle -> its source's slots still decoding
         self._next_handle = 0
         self._stop = stop
 
@@ -56,30 +60,38 @@ class ContinuousDecoder(Generic[RowT]):
         return [(i, row) for i, row in enumerate(self.rows) if row is not None]
 
     def join(self, sources: Sequence[Sequence[int]]) -> list[int]:
-        """Add non-empty ``sources`` as rows; returns one handle per source, in order."""
+        """Add non-empty ``sources``, each as the rows ``new_rows`` makes; one handle per source, in order."""
         if not sources:
             return []
-        free = [i for i, handle in enumerate(self.handles) if handle is None][: len(sources)]
-        slots = free + list(range(len(self.rows), len(self.rows) + len(sources) - len(free)))
-        self.model.join(self.state, np.array(slots, dtype=np.int64), sources)
+        new = [self.new_rows(source) for source in sources]
+        owners = [index for index, rows in enumerate(new) for _ in rows]
+        free = [i for i, handle in enumerate(self.handles) if handle is None][: len(owners)]
+        slots = free + list(range(len(self.rows), len(self.rows) + len(owners) - len(free)))
+        self.model.join(self.state, np.array(slots, dtype=np.int64), sources, np.array(owners, dtype=np.int64))
         handles = list(range(self._next_handle, self._next_handle + len(sources)))
         self._next_handle += len(sources)
         grown = max(slots) + 1 - len(self.rows)
         self.rows.extend([None] * grown)
         self.handles.extend([None] * grown)
-        for slot, handle, source in zip(slots, handles, sources, strict=True):
-            self.rows[slot], self.handles[slot] = self.new_row(source), handle
+        for slot, row, owner in zip(slots, (row for rows in new for row in rows), owners, strict=True):
+            self.rows[slot], self.handles[slot] = row, handles[owner]
+        for handle, rows in zip(handles, new, strict=True):
+            self._open[handle] = len(rows)
         return handles
 
     def step(self) -> list[tuple[int, DecodeResult]]:
-        """One pass over every row; the ``(handle, result)`` of the rows that finished in it."""
+        """One pass over every row; the ``(handle, result)`` of the sources whose last rows finished in it."""
         finished = []
-        for slot in self.advance():
+        slots = self.advance()
+        for slot in slots:
             row, handle = self.rows[slot], self.handles[slot]
             assert row is not None and handle is not None
-            finished.append((handle, row.result))
             self.rows[slot] = self.handles[slot] = None
-        if finished:
+            self._open[handle] -= 1
+            if not self._open[handle]:
+                del self._open[handle]
+                finished.append((handle, row.result))
+        if slots:
             self._compact()
         return finished
 
@@ -89,6 +101,8 @@ class ContinuousDecoder(Generic[RowT]):
         for slot, handle in enumerate(self.handles):
             if handle in gone:
                 self.rows[slot] = self.handles[slot] = None
+        for handle in gone:
+            self._open.pop(handle, None)
         self._compact()
 
     def run(self, sources: Sequence[Sequence[int]]) -> list[DecodeResult]:
@@ -122,10 +136,11 @@ class ContinuousDecoder(Generic[RowT]):
 
     # -- what a strategy defines ------------------------------------------------------------
 
-    def new_row(self, source: Sequence[int]) -> RowT:
-        """The per-row state of a joining source (its cache starts empty)."""
+    def new_rows(self, source: Sequence[int]) -> list[RowT]:
+        """The rows a joining source decodes in (their caches start empty), sharing one ``result``."""
         raise NotImplementedError
 
     def advance(self) -> list[int]:
-        """Run one decoder pass (free slots fed padding); the slots of the rows that finished in it."""
+        """Run one decoder pass (free slots fed padding); the slots of the rows that finished in it
+        (a source's result must be complete once its last row is returned)."""
         raise NotImplementedError

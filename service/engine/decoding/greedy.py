@@ -8,8 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from service.engine.decoding.continuous import ContinuousDecoder
-from service.engine.decoding.types import DecodeParams, DecodeResult, top_gap
-from service.engine.model import Seq2SeqModel, StopCheck
+from service.engine.decoding.types import DecodeResult, top_gap
 
 
 @dataclass
@@ -22,8 +21,8 @@ class _Row:
 class GreedyDecoder(ContinuousDecoder[_Row]):
     """Each pass feeds every row its last token and appends the argmax."""
 
-    def new_row(self, source: Sequence[int]) -> _Row:
-        return _Row(self.limit(source), list(self.manifest.decoder_prefix_ids), DecodeResult(tokens=[]))
+    def new_rows(self, source: Sequence[int]) -> list[_Row]:
+        return [_Row(self.limit(source), list(self.manifest.decoder_prefix_ids), DecodeResult(tokens=[]))]
 
     def advance(self) -> list[int]:
         busy = self.busy()
@@ -54,10 +53,3 @@ class GreedyDecoder(ContinuousDecoder[_Row]):
                 result.finished = False
                 done.append(slot)
         return done
-
-
-def greedy(
-    model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams, stop: StopCheck | None = None
-) -> list[DecodeResult]:
-    """Decode every source greedily; rows leave the batch as they finish."""
-    return GreedyDecoder(model, params, stop).run(sources)

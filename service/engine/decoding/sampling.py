@@ -12,11 +12,12 @@ Each source yields ``num_return_sequences`` samples, in draw order; ``tokens`` i
 A sample's score is its log-probability under the unmodified model (sum of ``log_softmax`` of
 the raw logits over its tokens, ``</s>`` included when it ended there).
 
+Each sample is a row of a ``ContinuousDecoder`` (sources join and leave between passes).
 Reproducibility: each source draws from its own ``numpy.random.Generator`` seeded with
-``SeedSequence([seed, *source tokens])``, and only its own rows use it, in a fixed order; so a
-source's samples depend on the seed and its tokens only, never on where it sits in a batch or
-on the other sources (the service batches sentences of different requests together).
-Without a seed one is drawn from the OS for the whole call.
+``SeedSequence([seed, *source tokens])``, and only its own rows use it, in sample order; so a
+source's samples depend on the seed and its tokens only, never on where it sits in a batch, on
+the other sources, or on when it joined (the service batches sentences of different requests
+together). Without a seed, each source draws one from the OS.
 """
 
 from __future__ import annotations
@@ -28,17 +29,34 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from service.engine.decoding.beam import log_softmax
-from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis, default_max_new_tokens
+from service.engine.decoding.continuous import ContinuousDecoder
+from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis
 from service.engine.model import Seq2SeqModel, StopCheck
 
 
 @dataclass
+class _Source:
+    rng: np.random.Generator
+    samples: list[_Sample] = field(default_factory=list)  # in draw order
+    running: int = 0  # samples still decoding
+    result: DecodeResult = field(default_factory=lambda: DecodeResult(tokens=[]))
+
+
+@dataclass
 class _Sample:
-    source: int
+    """One row: a source's ``index``-th sample."""
+
+    source: _Source
+    index: int
     limit: int
+    feed: list[int]  # tokens for the next pass: the decoder prefix, then the last token
     tokens: list[int] = field(default_factory=list)
     score: float = 0.0
     finished: bool = True
+
+    @property
+    def result(self) -> DecodeResult:
+        return self.source.result
 
 
 MIN_TEMPERATURE = 0.01
@@ -93,75 +111,68 @@ def draw(scores: np.ndarray, rng: np.random.Generator) -> int:
     return min(int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right")), len(scores) - 1)
 
 
-def _generators(params: DecodeParams, sources: Sequence[Sequence[int]]) -> list[np.random.Generator]:
+def _generator(params: DecodeParams, source: Sequence[int]) -> np.random.Generator:
     seed = params.seed if params.seed is not None else secrets.randbits(63)
-    return [np.random.default_rng(np.random.SeedSequence([seed, *source])) for source in sources]
+    return np.random.default_rng(np.random.SeedSequence([seed, *source]))
 
 
-def _choose(logits: np.ndarray, owners: list[int], params: DecodeParams, rngs: list[np.random.Generator]) -> list[int]:
-    """The next token of each row; rows are drawn in order, each from its source's generator."""
+def _choose(logits: np.ndarray, rngs: list[np.random.Generator], params: DecodeParams) -> list[int]:
+    """The next token of each row; rows are drawn in order, row ``r`` from ``rngs[r]``."""
     if is_greedy(params):
         return [int(t) for t in logits.argmax(-1)]
     scores = warp(logits, params)
-    return [draw(scores[r], rngs[owners[r]]) for r in range(len(owners))]
+    return [draw(scores[r], rng) for r, rng in enumerate(rngs)]
 
 
-def _results(samples: list[_Sample], passes: list[int], count: int) -> list[DecodeResult]:
-    results = []
-    for source, taken in enumerate(passes):
-        own = samples[source * count : (source + 1) * count]
-        hypotheses = [Hypothesis(list(s.tokens), s.score) for s in own]
-        results.append(
-            DecodeResult(
-                tokens=list(own[0].tokens),
-                finished=own[0].finished,
-                passes=taken,
-                accepted=[1] * taken,
-                hypotheses=hypotheses,
-            )
-        )
-    return results
+def _conclude(source: _Source) -> None:
+    """Fill the source's result from its samples (all finished)."""
+    result = source.result
+    first = source.samples[0]
+    result.tokens, result.finished = list(first.tokens), first.finished
+    result.hypotheses = [Hypothesis(list(s.tokens), s.score) for s in source.samples]
 
 
-def sample(
-    model: Seq2SeqModel, sources: Sequence[Sequence[int]], params: DecodeParams, stop: StopCheck | None = None
-) -> list[DecodeResult]:
-    """Draw ``num_return_sequences`` samples per source; rows leave the batch as they finish."""
-    check_sampling_params(params)
-    m = model.manifest
-    prefix = np.array(m.decoder_prefix_ids, dtype=np.int64)
-    count = params.num_return_sequences
-    rngs = _generators(params, sources)
-    samples = [
-        _Sample(s, params.max_new_tokens or default_max_new_tokens(len(source), m.max_target_positions, len(prefix)))
-        for s, source in enumerate(sources)
-        for _ in range(count)
-    ]
-    passes = [0] * len(sources)
-    state = model.start(sources, stop)
-    active = list(range(len(samples)))
-    feed = [i // count for i in active]  # state row holding each active sample's logits
-    tokens = np.tile(prefix, (len(sources), 1))
-    while active:
-        logits = state.step(tokens)[:, -1][feed]
+class SampleDecoder(ContinuousDecoder[_Sample]):
+    """Each pass draws the next token of every sample; a source is done when all its samples are."""
+
+    def __init__(self, model: Seq2SeqModel, params: DecodeParams, stop: StopCheck | None = None) -> None:
+        check_sampling_params(params)
+        super().__init__(model, params, stop)
+
+    def new_rows(self, source: Sequence[int]) -> list[_Sample]:
+        state = _Source(_generator(self.params, source), running=self.params.num_return_sequences)
+        prefix = list(self.manifest.decoder_prefix_ids)
+        state.samples = [_Sample(state, index, self.limit(source), prefix) for index in range(state.running)]
+        return list(state.samples)
+
+    def advance(self) -> list[int]:
+        busy = sorted(self.busy(), key=lambda item: item[1].index)  # each source's samples in draw order
+        if not busy:
+            return []
+        counts = np.zeros(len(self.rows), dtype=np.int64)
+        for slot, row in busy:
+            counts[slot] = len(row.feed)
+        tokens = np.full((len(self.rows), int(counts.max())), self.manifest.pad_token_id, dtype=np.int64)
+        for slot, row in busy:
+            tokens[slot, : len(row.feed)] = row.feed
+        slots = np.array([slot for slot, _ in busy], dtype=np.int64)
+        logits = self.state.step(tokens, counts)[slots, counts[slots] - 1]
         logp = log_softmax(logits)
-        chosen = _choose(logits, [samples[i].source for i in active], params, rngs)
-        for source in {samples[i].source for i in active}:
-            passes[source] += 1
-        keep = []
-        for row, (index, token) in enumerate(zip(active, chosen, strict=True)):
-            current = samples[index]
-            current.score += float(logp[row, token])
-            if token == m.eos_token_id:
-                continue
-            current.tokens.append(token)
-            if len(current.tokens) >= current.limit:
-                current.finished = False
-                continue
-            keep.append(row)
-        if keep:
-            state.select(np.array([feed[r] for r in keep], dtype=np.int64))
-        active = [active[r] for r in keep]
-        feed = list(range(len(keep)))
-        tokens = np.array([chosen[r] for r in keep], dtype=np.int64)[:, None]
-    return _results(samples, passes, count)
+        chosen = _choose(logits, [row.source.rng for _, row in busy], self.params)
+        for source in {id(row.source): row.source for _, row in busy}.values():
+            source.result.passes += 1
+            source.result.accepted.append(1)
+        done = []
+        for r, ((slot, row), token) in enumerate(zip(busy, chosen, strict=True)):
+            row.score += float(logp[r, token])
+            if token != self.manifest.eos_token_id:
+                row.tokens.append(token)
+                row.feed = [token]
+                if len(row.tokens) < row.limit:
+                    continue
+                row.finished = False
+            done.append(slot)
+            row.source.running -= 1
+            if not row.source.running:
+                _conclude(row.source)
+        return done
