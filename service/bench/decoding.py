@@ -1,8 +1,8 @@
 """``gecserve bench decoding``: decoding strategies compared on the same model in one run.
 
     gecserve bench decoding --model models/gec-default --input dev.txt \\
-        [--batch-size 1,8,32] [--strategies greedy,aggressive,relaxed,unsplit,encoder,beam] [--cache compact,masked] \\
-        [--threads 1] [--limit N] [--order length|input] [--peer-ct2 HF_DIR] [--json OUT]
+        [--batch-size 1,8,32] [--strategies greedy,aggressive,relaxed,unsplit,encoder,oracle,beam] \\
+        [--cache compact,masked] [--threads 1] [--limit N] [--order length|input] [--peer-ct2 HF_DIR] [--json OUT]
 
 ``--arrivals RATES`` replays a Poisson stream of sentences through the service's batcher instead
 (``service.bench.arrivals``). For each strategy, cache layout and batch size: sentences/s,
@@ -14,7 +14,10 @@ counted, never hidden. ``relaxed`` is aggressive decoding with the lossy, opt-in
 verification (``--relaxed-top-k``, ``--min-block``); its identical-to-greedy count says how far
 it strays. ``unsplit`` is aggressive decoding with one padded pass per step (``pass_cost`` 0),
 to compare with the split passes a CPU makes by default. ``encoder`` runs the encoder alone on
-the same batches: the share of every strategy's time that no decoding can save.
+the same batches: the share of every strategy's time that no decoding can save. ``oracle`` is the
+upper bound on what exact aggressive decoding can reach here: the encoder and one decoder pass per
+batch that verifies a draft already equal to greedy's output; where it is under 2x greedy, no draft
+strategy can reach 2x on this machine and model.
 ``--peer-ct2`` adds CTranslate2 int8 greedy on the same weights.
 """
 
@@ -28,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from tqdm import tqdm
 
 from service.batching import BatchPolicy
@@ -36,6 +40,7 @@ from service.bench.arrivals import run_arrivals
 from service.bench.report import latency_summary, table, write_json
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import STRATEGIES, Engine
+from service.engine.model import Seq2SeqModel
 from service.engine.sessions import SessionSettings
 
 # Rows that are aggressive decoding with other knobs (see the module docstring).
@@ -70,8 +75,8 @@ def load_sources(engine: Engine, path: Path, limit: int | None) -> list[list[int
 
 
 def timed_run(
-    generate: Callable[[list[list[int]]], list[Any]],
-    sources: list[list[int]],
+    generate: Callable[[list[Any]], list[Any]],
+    sources: list[Any],
     batch_size: int,
     progress: tqdm,
     warmup: int = 2,
@@ -115,6 +120,31 @@ def flip_report(
     return flips
 
 
+def oracle_pass(model: Seq2SeqModel, batch: list[tuple[list[int], list[int], bool]]) -> list[list[int]]:
+    """The least work an exact aggressive decoding can do on ``batch``, rows of ``(source, greedy's
+    output, whether greedy ended it with </s>)``: the encoder, then one decoder pass feeding each row
+    the decoder prefix and greedy's output (with ``</s>`` where greedy ended), padded to the longest,
+    and the argmax over it, as a verifying pass whose draft was exactly right.
+
+    Returns each row's output as that pass verifies it: the argmax at the draft's positions, up to
+    ``</s>``; it equals greedy's output where the verification reproduced it."""
+    m = model.manifest
+    state = model.start([source for source, _, _ in batch])
+    drafts = [[*output, m.eos_token_id] if ended else output for _, output, ended in batch]
+    rows = [[*m.decoder_prefix_ids, *draft] for draft in drafts]
+    counts = np.array([len(row) for row in rows], dtype=np.int64)
+    tokens = np.full((len(rows), int(counts.max())), m.pad_token_id, dtype=np.int64)
+    for i, row in enumerate(rows):
+        tokens[i, : len(row)] = row
+    chosen = state.step(tokens, counts).argmax(-1)
+    base = len(m.decoder_prefix_ids) - 1  # the position whose argmax is the first output token
+    outputs = []
+    for i, draft in enumerate(drafts):
+        verified = chosen[i, base : base + len(draft)].tolist()
+        outputs.append(verified[: verified.index(m.eos_token_id)] if m.eos_token_id in verified else verified)
+    return outputs
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     settings = SessionSettings(
         provider=args.provider, intra_op_threads=args.threads, spinning=args.spinning, io_binding=args.io_binding
@@ -139,6 +169,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         configs += [("ct2-greedy", "-", b) for b in args.batch_size]
     rows: list[dict[str, Any]] = []
     greedy_out: dict[tuple[str, int], list[list[int]]] = {}
+    greedy_ended: dict[tuple[str, int], list[bool]] = {}  # whether greedy ended each sentence with </s>
     greedy_time: dict[tuple[str, int], float] = {}
     with tqdm(total=len(configs) * len(sources), desc="bench decoding", unit="sent", file=sys.stderr) as progress:
         for strategy, cache, batch in configs:
@@ -160,6 +191,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     | {"speedup_vs_greedy": greedy_total / total, "flip_details": []}
                 )
                 continue
+            elif strategy == "oracle":
+                engine = engines[cache]
+                # each sentence with greedy's output, batched by timed_run as greedy's run batched it
+                work = list(zip(sources, greedy_out[(cache, batch)], greedy_ended[(cache, batch)], strict=True))
+                tokens, latencies, total = timed_run(lambda b, e=engine: oracle_pass(e.model, b), work, batch, progress)
+                passes = [1] * len(sources)
+                accepted = sum(len(output) + ended for _, output, ended in work)  # the draft, </s> included
             else:
                 engine = engines[cache]
 
@@ -174,6 +212,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 accepted = sum(sum(r.accepted) for r in outputs)
             if strategy == "greedy":
                 greedy_out[(cache, batch)] = tokens
+                greedy_ended[(cache, batch)] = [r.finished for r in outputs]
                 greedy_time[(cache, batch)] = total
             reference = greedy_out.get((cache, batch)) or greedy_out[(args.cache[0], batch)]
             identical = sum(a == b for a, b in zip(tokens, reference, strict=True))
@@ -217,7 +256,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument("--input", type=Path, required=True, help="one sentence per line (natural text)")
     parser.add_argument("--batch-size", type=lambda s: _csv(s, int), default=[1, 8, 32])
-    parser.add_argument("--strategies", type=_csv, default=["greedy", "aggressive", "beam"])
+    parser.add_argument(
+        "--strategies",
+        type=_csv,
+        default=["greedy", "aggressive", "beam"],
+        help="rows: greedy (always run, first), aggressive, relaxed, unsplit, beam; encoder (the encoder alone) and "
+        "oracle (the encoder and one decoder pass verifying greedy's output: the most exact aggressive decoding "
+        "can reach)",
+    )
     parser.add_argument("--cache", type=_csv, default=["compact"], help="cache layouts: compact,masked")
     parser.add_argument("--variant", default=None, help="model variant (default: the manifest's)")
     parser.add_argument("--threads", type=int, default=1, help="ORT intra-op threads")

@@ -47,6 +47,25 @@ def test_bench_decoding_rows_and_greedy_agreement(tmp_path, sentences, capsys) -
     assert "speedup_vs_greedy" in capsys.readouterr().out
 
 
+def test_bench_decoding_oracle_verifies_greedy_in_one_pass(tmp_path, sentences) -> None:
+    out = tmp_path / "decoding.json"
+    args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--batch-size", "1,4"]
+    args += ["--strategies", "greedy,oracle", "--cache", "compact,masked"]
+    assert decoding.main([*args, "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    rows = {(r["strategy"], r["cache"], r["batch"]): r for r in result["rows"]}
+    assert len(rows) == 2 * 2 * 2
+    n = result["sentences"]
+    for cache in ("compact", "masked"):
+        for batch in (1, 4):
+            oracle, greedy = rows[("oracle", cache, batch)], rows[("greedy", cache, batch)]
+            # one pass verified every greedy output (its </s> included): the argmax reproduced greedy
+            assert oracle["identical_to_greedy"] == f"{n}/{n}"
+            assert oracle["passes_per_sent"] == 1.0
+            assert oracle["tokens_per_pass"] == pytest.approx(greedy["passes_per_sent"])
+            assert oracle["sent_per_s"] > 0 and oracle["speedup_vs_greedy"] > 0
+
+
 def test_bench_decoding_replays_arrivals_through_the_batcher(tmp_path, sentences, capsys) -> None:
     out = tmp_path / "arrivals.json"
     args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--batch-size", "4", "--rounds", "2"]
