@@ -14,6 +14,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from service.experiments.arms import BACKENDS
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "gec-default"
+CPU_BATCH_SIZE = 8  # measured: README, Tuning the batching
+GPU_BATCH_SIZE = 32  # the batch size before it was measured on a CPU; not measured on a GPU yet
 
 
 class Settings(BaseSettings):
@@ -43,7 +45,12 @@ class Settings(BaseSettings):
         description="spelling stage before the model (where the model ships a vocabulary); `options.spelling: false` "
         "turns it off per request",
     )
-    max_batch_size: int = Field(32, ge=1, description="sentences per decoding batch")
+    max_batch_size: int | None = Field(
+        None,
+        ge=1,
+        description="sentences per decoding batch (unset: the device's, 8 on a CPU and 32 with CUDA; an experiment "
+        "arm may set its own, `max_batch_size`)",
+    )
     max_batch_tokens: int = Field(4096, ge=16, description="padded tokens per decoding batch")
     continuous_batching: str = Field(
         "aggressive",
@@ -125,6 +132,11 @@ class Settings(BaseSettings):
         if unknown:
             raise ValueError(f"{', '.join(unknown)}: not a strategy; known: {', '.join(STRATEGIES)}")
         return value
+
+    def batch_size(self, on_gpu: bool) -> int:
+        """``max_batch_size``, or the device's: on a CPU a pass costs its token positions and a batch
+        of mixed lengths pays for its padding, so 8 served more than 16 or 32 (README, Tuning)."""
+        return self.max_batch_size or (GPU_BATCH_SIZE if on_gpu else CPU_BATCH_SIZE)
 
     @property
     def continuous_strategies(self) -> frozenset[str]:

@@ -104,11 +104,12 @@ async def work(settings: Settings, url: str, queues: list[str] | None, metrics_p
     keys = StreamKeys.for_model(settings.redis_prefix, manifest.name, manifest.version, engine.model.variant)
     consumer_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     client = aioredis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10)
+    batch_size = settings.batch_size(engine.model.on_gpu)
     policy = BatchPolicy(
-        max_batch_size=settings.max_batch_size,
+        max_batch_size=batch_size,
         max_batch_tokens=settings.max_batch_tokens,
         max_wait_ms=settings.max_wait_ms,
-        max_queue=max(settings.max_queue, 4 * settings.max_batch_size),
+        max_queue=max(settings.max_queue, 4 * batch_size),
         admit_within=0,  # the gateway admitted these jobs; here they only wait for a batch
     )
     events = ConsumerEvents(

@@ -6,10 +6,11 @@ rather than as closed batches.
         [--strategies greedy,aggressive,beam,sample] [--batching closed,continuous] [--rounds 2] [--limit N] \\
         [--json OUT]
 
-For each strategy, batching and arrival rate (sentences/s; ``max`` = all at once, the saturation
-throughput): one job per sentence submitted at its arrival time, in input order, to the queue that
-serves it (greedy and aggressive: their arm's; beam and sample: ``/v1/generate``'s, the job carrying
-its decoding); a sentence's latency is from its arrival to its answer. Reported: offered and achieved
+For each strategy, batching, batch size (``--batch-size``: sentences per batch) and arrival rate
+(sentences/s; ``max`` = all at once, the saturation throughput): one job per sentence submitted at
+its arrival time, in input order, to the queue that serves it (greedy and aggressive: their arm's;
+beam and sample: ``/v1/generate``'s, the job carrying its decoding); a sentence's latency is from its
+arrival to its answer. Reported: offered and achieved
 sentences/s (achieved = sentences over the time from the first arrival to the last answer), latency
 mean/p50/p95/p99, the mean rows per decoder batch (sentences, not beams or samples), and whether
 every output is identical to its reference: greedy decoding's for greedy and aggressive, the
@@ -41,6 +42,7 @@ EXACT = ("greedy", "aggressive")  # strategies whose outputs are greedy decoding
 COLUMNS = [
     "strategy",
     "batching",
+    "batch",
     "offered_per_s",
     "sent_per_s",
     "mean_ms",
@@ -136,25 +138,31 @@ def run_arrivals(
     batchings: list[str],
     rates: list[float],
     params: DecodeParams,
-    policy: BatchPolicy,
+    policies: list[BatchPolicy],
     rounds: int,
     progress: Callable[[str], None],
 ) -> list[dict[str, Any]]:
-    """One row per (rate, strategy, batching), in that order; outputs compared with ``references``."""
+    """One row per (rate, strategy, batching, policy), in that order; outputs compared with ``references``."""
     reference = {strategy: references(engine, sources, strategy, params) for strategy in strategies}
-    configs = [(rate, strategy, batching) for rate in rates for strategy in strategies for batching in batchings]
-    runs: dict[tuple[float, str, str], dict[str, Any]] = {
+    configs = [
+        (rate, strategy, batching, policy)
+        for rate in rates
+        for strategy in strategies
+        for batching in batchings
+        for policy in policies
+    ]
+    runs: dict[tuple[float, str, str, BatchPolicy], dict[str, Any]] = {
         config: {"latencies": [], "span": 0.0, "identical": True, "rows": 0, "batches": 0} for config in configs
     }
     for _ in range(rounds):
-        for rate, strategy, batching in configs:
-            progress(f"{strategy} {batching} at {rate:g}/s")
+        for rate, strategy, batching, policy in configs:
+            progress(f"{strategy} {batching} {policy.max_batch_size} at {rate:g}/s")
             hooks = _Rows()
             arrivals = arrival_times(len(sources), rate)
             outputs, latencies, span = asyncio.run(
                 replay(engine, strategy, params, batching, policy, hooks, sources, arrivals)
             )
-            run = runs[(rate, strategy, batching)]
+            run = runs[(rate, strategy, batching, policy)]
             run["latencies"] += latencies
             run["span"] += span
             run["rows"] += hooks.rows
@@ -164,11 +172,12 @@ def run_arrivals(
         {
             "strategy": strategy,
             "batching": batching,
+            "batch": policy.max_batch_size,
             "offered_per_s": "max" if math.isinf(rate) else rate,
             "sent_per_s": len(run["latencies"]) / run["span"],
             **latency_summary(run["latencies"]),
             "rows_per_batch": run["rows"] / max(1, run["batches"]),
             "identical": "yes" if run["identical"] else "no",
         }
-        for (rate, strategy, batching), run in runs.items()
+        for (rate, strategy, batching, policy), run in runs.items()
     ]

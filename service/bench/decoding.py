@@ -317,18 +317,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def replay_main(args: argparse.Namespace) -> int:
-    """``--arrivals``: the replay mode (see ``service.bench.arrivals``); one batch size, the first given."""
+    """``--arrivals``: the replay mode (see ``service.bench.arrivals``)."""
     settings = SessionSettings(
         provider=args.provider, intra_op_threads=args.threads, spinning=args.spinning, io_binding=args.io_binding
     )
     engine = Engine(args.model, variant=args.variant, settings=settings, cache=args.cache[0])
     sources = load_sources(engine, Path(args.input), args.limit)
     params = DecodeParams(num_beams=args.num_beams, seed=0, max_draft=args.max_draft, pass_cost=args.pass_cost)
-    policy = BatchPolicy(max_batch_size=args.batch_size[0], max_queue=len(sources) + 1, admit_within=0)
+    policies = [BatchPolicy(max_batch_size=b, max_queue=len(sources) + 1, admit_within=0) for b in args.batch_size]
     strategies = args.strategies
     if not set(strategies) <= set(STRATEGIES):
         raise SystemExit(f"--arrivals replays the engine's strategies: {', '.join(STRATEGIES)}")
-    configs = len(args.arrivals) * len(strategies) * len(args.batching) * args.rounds
+    configs = len(args.arrivals) * len(strategies) * len(args.batching) * len(policies) * args.rounds
     with tqdm(total=configs, desc="bench arrivals", unit="run", file=sys.stderr) as progress:
 
         def step(label: str) -> None:
@@ -336,21 +336,19 @@ def replay_main(args: argparse.Namespace) -> int:
             progress.update(1)
 
         rows = run_arrivals(
-            engine, sources, strategies, args.batching, args.arrivals, params, policy, args.rounds, step
+            engine, sources, strategies, args.batching, args.arrivals, params, policies, args.rounds, step
         )
     result = {
         "model": str(args.model),
         "variant": engine.model.variant,
         "input": str(args.input),
         "sentences": len(sources),
-        "max_batch_size": policy.max_batch_size,
         "rounds": args.rounds,
         "threads": args.threads,
         "provider": settings.providers()[0],
         "rows": rows,
     }
-    size, threads = policy.max_batch_size, args.threads
-    print(f"\n{len(sources)} sentences from {args.input}, batches of up to {size}, {threads} thread(s)")
+    print(f"\n{len(sources)} sentences from {args.input}, {args.threads} thread(s)")
     print(table(rows, ARRIVAL_COLUMNS))
     if args.json:
         write_json(args.json, result)

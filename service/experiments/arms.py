@@ -55,8 +55,10 @@ BACKENDS: dict[str, Backend] = {
 
 ALTERNATIVES_BACKEND = "beam"  # requests asking for alternatives need an n-best list
 
-# Decoding knobs an experiment arm may change, with what each must satisfy.
+# Knobs an experiment arm may change, with what each must satisfy: its queue's batch size, and
+# decoding knobs (``DecodeParams`` fields).
 TUNABLE: dict[str, str] = {
+    "max_batch_size": "batching: sentences per batch in the arm's own queue (>= 1; default GECSERVE_MAX_BATCH_SIZE)",
     "max_draft": "aggressive decoding: draft tokens verified per pass (>= 1)",
     "pass_cost": "aggressive decoding: split a pass by block width where it saves more token positions (0 = off)",
     "num_beams": "beam search: beams kept (>= 1)",
@@ -103,11 +105,17 @@ class Arm:
 
     @property
     def params(self) -> DecodeParams:
-        return replace(BACKENDS[self.backend].params, **dict(self.overrides))
+        decoding = {key: value for key, value in self.overrides if key != "max_batch_size"}
+        return replace(BACKENDS[self.backend].params, **decoding)
+
+    @property
+    def max_batch_size(self) -> int | None:
+        """The arm's own batch size, or None for the queue default (``GECSERVE_MAX_BATCH_SIZE``)."""
+        return dict(self.overrides).get("max_batch_size")
 
     @property
     def queue(self) -> str:
-        """The batching queue it runs in: its backend's, unless it changes the decoding."""
+        """The batching queue it runs in: its backend's, unless it changes the decoding or batching."""
         return self.name if self.overrides else self.backend
 
     @property

@@ -42,7 +42,9 @@ class ArmDefinition(BaseModel):
     name: str = Field(pattern=NAME_PATTERN)
     backend: str | None = Field(None, description="what it runs (default: the backend of the same name)")
     weight: Weight
-    params: dict[str, float] = Field(default_factory=dict, description="decoding knobs changed from the backend's")
+    params: dict[str, float] = Field(
+        default_factory=dict, description="decoding knobs changed from the backend's, and the arm's batch size"
+    )
 
     @model_validator(mode="after")
     def _runs_a_backend(self) -> ArmDefinition:
@@ -59,7 +61,7 @@ class ArmDefinition(BaseModel):
     @field_validator("params")
     @classmethod
     def _whole_numbers_where_counted(cls, params: dict[str, float]) -> dict[str, float]:
-        for key in ("max_draft", "num_beams", "relaxed_top_k", "min_block"):
+        for key in ("max_batch_size", "max_draft", "num_beams", "relaxed_top_k", "min_block"):
             if key in params and (params[key] != int(params[key]) or params[key] < (0 if key == "min_block" else 1)):
                 raise ValueError(f"{key} must be a whole number >= {0 if key == 'min_block' else 1}")
         if params.get("pass_cost", 0) < 0:

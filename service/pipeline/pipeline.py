@@ -154,7 +154,7 @@ class Pipeline:
             engines, _ = await asyncio.gather(asyncio.to_thread(self._engines), self.preprocessor.start())
             self.variant = engines[0].model.variant
             policy = BatchPolicy(
-                max_batch_size=s.max_batch_size,
+                max_batch_size=s.batch_size(engines[0].model.on_gpu),
                 max_batch_tokens=s.max_batch_tokens,
                 max_wait_ms=s.max_wait_ms,
                 max_queue=s.max_queue,
@@ -183,7 +183,7 @@ class Pipeline:
         batchers = {arm.queue: queues.get(arm) for arm in arms}
         batchers[GENERATE_QUEUE] = queues.generate()
         payload = ("beam", DecodeParams(num_beams=2))
-        for size in [1] * WARMUP_ROUNDS + [min(WARMUP_BATCH, self.settings.max_batch_size, self.settings.max_queue)]:
+        for size in [1] * WARMUP_ROUNDS + [min(WARMUP_BATCH, queues.policy.max_batch_size, self.settings.max_queue)]:
             await asyncio.gather(
                 *(
                     b.submit_many([Job(tokens=tokens, arm=name, payload=payload) for _ in range(size)])

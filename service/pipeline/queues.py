@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from service.batching import Batcher, BatcherHooks, BatchPolicy, Job, LocalBatcher
@@ -73,15 +74,16 @@ class LocalQueues:
         batcher = self.batchers.get(arm.queue)
         if batcher is None:
             strategy, params = arm.strategy, arm.params
+            policy = replace(self.policy, max_batch_size=arm.max_batch_size or self.policy.max_batch_size)
             if strategy in self.continuous:
 
                 def sessions(worker: int) -> Session:
                     ended = self.idle_release.batch_ended
-                    return DecodingSession(self._engine(worker), strategy, params, self.policy.max_batch_size, ended)
+                    return DecodingSession(self._engine(worker), strategy, params, policy.max_batch_size, ended)
 
             else:
                 sessions = self._closed(lambda engine, jobs: decode_batch(engine, jobs, strategy, params))
-            batcher = self._start(arm.queue, sessions)
+            batcher = self._start(arm.queue, sessions, policy)
         return batcher
 
     def generate(self) -> Batcher:
@@ -92,7 +94,7 @@ class LocalQueues:
                 ended = self.idle_release.batch_ended
                 return PayloadSession(self._engine(worker), self.continuous, self.policy.max_batch_size, ended)
 
-            batcher = self._start(GENERATE_QUEUE, sessions)
+            batcher = self._start(GENERATE_QUEUE, sessions, self.policy)
         return batcher
 
     def _engine(self, worker: int) -> Engine:
@@ -109,10 +111,8 @@ class LocalQueues:
 
         return lambda worker: ClosedSession(runner, worker)
 
-    def _start(self, name: str, sessions: Callable[[int], Session]) -> LocalBatcher:
-        batcher = LocalBatcher(
-            self.policy, None, workers=len(self.engines), name=name, hooks=self.hooks, sessions=sessions
-        )
+    def _start(self, name: str, sessions: Callable[[int], Session], policy: BatchPolicy) -> LocalBatcher:
+        batcher = LocalBatcher(policy, None, workers=len(self.engines), name=name, hooks=self.hooks, sessions=sessions)
         batcher.start()
         self.batchers[name] = batcher
         return batcher

@@ -27,7 +27,8 @@ def test_memory_goes_back_once_decoding_is_idle(tmp_path) -> None:
     """Four 40-sentence generations with 16 beams (512-row batches) grow the server by 60-115 MB;
     within seconds of the last answer it is back within 40 MB of where it started (5-6 MB measured;
     malloc may keep up to 32 MB at the top of a thread's heap). Before the fix, 60-115 MB stayed."""
-    server = start_server(tmp_path, cache_size=0, admit_within=0)  # every request decoded, none refused
+    # every request decoded, none refused, in batches as big as a GPU's
+    server = start_server(tmp_path, cache_size=0, admit_within=0, max_batch_size=32)
     try:
         ready, _ = server.memory_mb()
         payload = {"text": TEXT, "strategy": "beam", "num_beams": 16, "num_return_sequences": 8}

@@ -68,19 +68,21 @@ def test_bench_decoding_oracle_verifies_greedy_in_one_pass(tmp_path, sentences) 
 
 def test_bench_decoding_replays_arrivals_through_the_batcher(tmp_path, sentences, capsys) -> None:
     out = tmp_path / "arrivals.json"
-    args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--batch-size", "4", "--rounds", "2"]
+    args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--batch-size", "2,4", "--rounds", "2"]
     args += ["--strategies", "greedy,aggressive,beam,sample", "--num-beams", "2", "--arrivals", "500,max"]
     assert decoding.main([*args, "--json", str(out)]) == 0
     result = json.loads(out.read_text())
-    rows = {(r["strategy"], r["batching"], r["offered_per_s"]): r for r in result["rows"]}
+    rows = {(r["strategy"], r["batching"], r["batch"], r["offered_per_s"]): r for r in result["rows"]}
     strategies = ("greedy", "aggressive", "beam", "sample")
-    assert set(rows) == {(s, b, r) for s in strategies for b in ("closed", "continuous") for r in (500, "max")}
-    for row in rows.values():
+    assert set(rows) == {
+        (s, b, n, r) for s in strategies for b in ("closed", "continuous") for n in (2, 4) for r in (500, "max")
+    }
+    for (_, _, batch, _), row in rows.items():
         assert row["identical"] == "yes"
         assert 0 < row["p50_ms"] <= row["p99_ms"]
-        assert 1 <= row["rows_per_batch"] <= 4
+        assert 1 <= row["rows_per_batch"] <= batch
     for strategy in strategies:  # all at once: batches fill
-        assert rows[(strategy, "closed", "max")]["rows_per_batch"] > 1
+        assert rows[(strategy, "closed", 4, "max")]["rows_per_batch"] > 2
     assert "rows_per_batch" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="replays the engine's strategies"):
         decoding.main([*args[:-6], "--strategies", "unsplit", "--arrivals", "max"])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from service.experiments.arms import BACKENDS
+from service.experiments.arms import BACKENDS, Arm
 from service.experiments.definition import ExperimentFileError, load_experiment
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "deploy" / "experiments").glob("*.yaml"))
@@ -43,6 +43,17 @@ def test_arms_run_their_backend_with_changed_knobs(tmp_path: Path) -> None:
         write(tmp_path, GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {pass_cost: 2.5},"))
     )
     assert split.arms[1].arm().params.pass_cost == 2.5  # a cost, not a count: kept as given
+    small = (
+        load_experiment(
+            write(
+                tmp_path, GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {max_batch_size: 4},")
+            )
+        )
+        .arms[1]
+        .arm()
+    )
+    assert (small.max_batch_size, small.queue, small.params) == (4, "slow", BACKENDS["accelerated"].params)
+    assert Arm.of_backend("accelerated").max_batch_size is None
 
 
 @pytest.mark.parametrize(
@@ -55,6 +66,10 @@ def test_arms_run_their_backend_with_changed_knobs(tmp_path: Path) -> None:
         (GOOD.replace("backend: autoregressive,", "backend: autoregressive, params: {beam_width: 2},"), "beam_width"),
         (GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {max_draft: 0.5},"), "max_draft"),
         (GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {pass_cost: -1},"), "pass_cost"),
+        (
+            GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {max_batch_size: 0},"),
+            "max_batch_size",
+        ),
         (
             GOOD.replace("{name: accelerated, weight: 1}", "{name: accelerated, backend: beam, weight: 1}"),
             "accelerated",

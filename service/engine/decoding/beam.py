@@ -181,14 +181,7 @@ class BeamDecoder(ContinuousDecoder[_Beam]):
             sources.setdefault(id(row.source), []).append(slot)
         if not sources:
             return []
-        counts = np.zeros(len(self.rows), dtype=np.int64)
-        running = [(slot, row) for slot, row in self.busy() if row.index < len(row.source.scores)]
-        for slot, row in running:
-            counts[slot] = len(row.feed)
-        tokens = np.full((len(self.rows), int(counts.max())), self.manifest.pad_token_id, dtype=np.int64)
-        for slot, row in running:
-            tokens[slot, : len(row.feed)] = row.feed
-        last = self.state.step(tokens, counts)[np.arange(len(self.rows)), np.maximum(counts - 1, 0)]
+        last = self.last_logits([(slot, row.feed) for slot, row in self.busy() if row.index < len(row.source.scores)])
         parents = np.arange(len(self.rows))
         done: list[int] = []
         for slots in sources.values():

@@ -115,6 +115,17 @@ class ContinuousDecoder(Generic[RowT]):
             results.update(self.step())
         return [results[handle] for handle in handles]
 
+    def last_logits(self, feeds: Sequence[tuple[int, Sequence[int]]]) -> np.ndarray:
+        """Run one decoder pass feeding each ``(slot, tokens)`` its tokens (other slots padding); the
+        logits ``[slots, V]`` at each slot's last fed position."""
+        counts = np.zeros(len(self.rows), dtype=np.int64)
+        for slot, feed in feeds:
+            counts[slot] = len(feed)
+        tokens = np.full((len(self.rows), int(counts.max())), self.manifest.pad_token_id, dtype=np.int64)
+        for slot, feed in feeds:
+            tokens[slot, : len(feed)] = feed
+        return self.state.step(tokens, counts)[np.arange(len(self.rows)), np.maximum(counts - 1, 0)]
+
     def limit(self, source: Sequence[int]) -> int:
         """The most tokens a row may generate (``max_new_tokens`` or the default budget)."""
         m = self.manifest

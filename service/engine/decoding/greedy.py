@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from service.engine.decoding.continuous import ContinuousDecoder
 from service.engine.decoding.types import DecodeResult, top_gap
 
@@ -28,13 +26,7 @@ class GreedyDecoder(ContinuousDecoder[_Row]):
         busy = self.busy()
         if not busy:
             return []
-        counts = np.zeros(len(self.rows), dtype=np.int64)
-        for slot, row in busy:
-            counts[slot] = len(row.feed)
-        tokens = np.full((len(self.rows), int(counts.max())), self.manifest.pad_token_id, dtype=np.int64)
-        for slot, row in busy:
-            tokens[slot, : len(row.feed)] = row.feed
-        last = self.state.step(tokens, counts)[np.arange(len(self.rows)), np.maximum(counts - 1, 0)]
+        last = self.last_logits([(slot, row.feed) for slot, row in busy])
         chosen = last.argmax(-1)
         done = []
         for slot, row in busy:

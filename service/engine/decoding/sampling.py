@@ -149,14 +149,7 @@ class SampleDecoder(ContinuousDecoder[_Sample]):
         busy = sorted(self.busy(), key=lambda item: item[1].index)  # each source's samples in draw order
         if not busy:
             return []
-        counts = np.zeros(len(self.rows), dtype=np.int64)
-        for slot, row in busy:
-            counts[slot] = len(row.feed)
-        tokens = np.full((len(self.rows), int(counts.max())), self.manifest.pad_token_id, dtype=np.int64)
-        for slot, row in busy:
-            tokens[slot, : len(row.feed)] = row.feed
-        slots = np.array([slot for slot, _ in busy], dtype=np.int64)
-        logits = self.state.step(tokens, counts)[slots, counts[slots] - 1]
+        logits = self.last_logits([(slot, row.feed) for slot, row in busy])[[slot for slot, _ in busy]]
         logp = log_softmax(logits)
         chosen = _choose(logits, [row.source.rng for _, row in busy], self.params)
         for source in {id(row.source): row.source for _, row in busy}.values():
