@@ -5,8 +5,8 @@ through the experiment's own report.
         --experiment deploy/experiments/accelerated-vs-autoregressive.yaml \\
         --input ../shared/data/dev/fce.dev.detok.src --rate 10 --duration 120 [--users 300] [--json OUT]
 
-Requests arrive as a Poisson stream at ``--rate`` per second (an open loop: the offered load does
-not fall when the server slows down), each from one of ``--users`` simulated users (a stable
+Requests arrive as a Poisson stream at ``--rate`` per second (an open loop, ``loadtest.openloop``:
+the offered load does not fall when the server slows down), each from one of ``--users`` simulated users (a stable
 ``client.user_id``, so the experiment's sticky assignment holds) with the next line of the input.
 The arm of each answer is the one the response names. At the end the script prints, per arm, the
 latency percentiles seen by the client and those the server reports with their 95% intervals,
@@ -18,8 +18,6 @@ check, and writes them as JSON. ``--spawn`` starts the server (sentence cache of
 from __future__ import annotations
 
 import argparse
-import asyncio
-import resource
 import sys
 import tempfile
 import time
@@ -30,7 +28,7 @@ import httpx
 import yaml
 
 from loadtest.browser import chromium
-from loadtest.openloop import offered_load
+from loadtest.openloop import latencies_by_arm, offered_load, statuses
 from loadtest.spawn import start_server
 from service.bench.report import input_lines, latency_summary, table, write_json
 
@@ -115,12 +113,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, name: str, lines: list[str], url: str) -> int:
-    cpu_before = resource.getrusage(resource.RUSAGE_SELF)
-    client = asyncio.run(
-        offered_load(url, lines, args.rate, args.duration, args.users, args.seed, desc=f"A/B at {args.rate:g} req/s")
-    )
-    cpu_after = resource.getrusage(resource.RUSAGE_SELF)
-    generator_cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
+    print(f"A/B at {args.rate:g} req/s for {args.duration:g} s", file=sys.stderr)
+    load = offered_load(url, lines, args.rate, args.duration, user_ids=args.users, seed=args.seed)
+    client = {"latencies": latencies_by_arm(load), "statuses": statuses(load), "elapsed_s": load["elapsed_s"]}
+    generator_cpu = load["cpu_s"]
     time.sleep(args.settle)
     report = httpx.get(f"{url}/v1/experiments/{name}", timeout=60).json()
     if args.screenshot:
@@ -142,7 +138,7 @@ def _run(args: argparse.Namespace, name: str, lines: list[str], url: str) -> int
                 "experiment": name,
                 "offered_rate": args.rate,
                 "duration_s": client["elapsed_s"],
-                "sent": client["sent"],
+                "sent": len(load["records"]),
                 "statuses": client["statuses"],
                 "load_generator_cpu_s": generator_cpu,
                 "rows": rows,

@@ -1,74 +1,62 @@
-"""An open-loop load: a Poisson stream of ``/v1/correct`` requests at a fixed offered rate, whatever
-the server's speed (a closed loop would slow down with it and hide overload).
+"""An open-loop load: a Poisson stream of ``POST /v1/correct`` at a fixed offered rate, whatever the
+server's speed (a closed loop would slow down with it and hide overload).
 
-Each request is the next input line from one of ``users`` simulated users (a stable
-``client.user_id``, so an experiment's sticky assignment holds). What comes back: the answered
-latencies per serving arm, every refusal (429/503) with its latency and ``Retry-After``, and the
-count of each status (or transport error).
+``offered_load`` runs ``loadtest.paced`` (Locust's ``FastHttpUser``, on a schedule drawn up front) in
+a process of its own, so that neither Locust's patching of the standard library for gevent nor the
+caller's own work reaches the load, and returns what it recorded: every request's scheduled time,
+send lag, status, latency, ``Retry-After`` and serving arm, with the generator's CPU time.
 """
 
 from __future__ import annotations
 
-import asyncio
-import random
+import json
+import subprocess
 import sys
-import time
-from collections import defaultdict
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-import httpx
-from tqdm import tqdm
-
-REFUSALS = (429, 503)
+USERS = 400  # Locust users: at most this many requests in flight
 
 
-async def offered_load(
-    url: str, lines: list[str], rate: float, duration: float, users: int, seed: int, desc: str = ""
+def offered_load(
+    url: str,
+    texts: Sequence[str],
+    rate: float,
+    duration: float,
+    *,
+    start_at: float | None = None,
+    users: int = USERS,
+    user_ids: int = 300,
+    seed: int = 0,
+    keys: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Send the stream for ``duration`` seconds; ``sent``, ``elapsed_s`` (until the last answer),
-    ``statuses``, ``latencies`` (seconds per arm, answered requests) and ``refusals``."""
-    rng = random.Random(seed)
-    latencies: dict[str, list[float]] = defaultdict(list)
-    statuses: dict[str, int] = defaultdict(int)
-    refusals: list[dict[str, Any]] = []
-    tasks: list[asyncio.Task[None]] = []
-    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
+    """Send ``rate`` requests a second for ``duration`` seconds (from ``start_at``, Unix time, or once
+    the generator is up), request ``i`` carrying text ``i mod len(texts)``, one of ``user_ids`` user
+    ids and key ``i mod len(keys)``; ``loadtest.paced``'s output."""
+    with tempfile.TemporaryDirectory() as folder:
+        source, out = Path(folder) / "texts.txt", Path(folder) / "load.json"
+        source.write_text("\n".join(texts))
+        command = [sys.executable, "-m", "loadtest.paced", "--url", url, "--texts", str(source), "--rate", str(rate)]
+        command += ["--duration", str(duration), "--users", str(users), "--user-ids", str(user_ids)]
+        command += ["--seed", str(seed), "--out", str(out), *(f"--api-key={key}" for key in keys)]
+        if start_at is not None:
+            command += ["--start-at", str(start_at)]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        return json.loads(out.read_text())
 
-    async def one(client: httpx.AsyncClient, index: int, user: int) -> None:
-        payload = {"text": lines[index % len(lines)], "client": {"user_id": f"user-{user}"}}
-        started = time.perf_counter()
-        try:
-            response = await client.post(f"{url}/v1/correct", json=payload)
-        except httpx.HTTPError as error:
-            statuses[type(error).__name__] += 1
-            return
-        seconds = time.perf_counter() - started
-        statuses[str(response.status_code)] += 1
-        if response.status_code == 200:
-            latencies[response.json()["arm"]].append(seconds)
-        elif response.status_code in REFUSALS:
-            retry_after = response.headers.get("retry-after")
-            refusals.append({"status": response.status_code, "seconds": seconds, "retry_after": retry_after})
 
-    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
-        start = time.perf_counter()
-        next_at, index = start, 0
-        label = desc or f"{rate:g} req/s"
-        with tqdm(total=int(rate * duration), desc=label, unit="req", file=sys.stderr, leave=False) as bar:
-            while next_at - start < duration:
-                await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
-                tasks.append(asyncio.create_task(one(client, index, rng.randrange(users))))
-                bar.update(1)
-                index += 1
-                next_at += rng.expovariate(rate)
-            sent_until = time.perf_counter()
-            await asyncio.gather(*tasks)
-        elapsed = time.perf_counter() - start
-    return {
-        "sent": index,
-        "sending_s": sent_until - start,
-        "elapsed_s": elapsed,
-        "statuses": dict(statuses),
-        "latencies": dict(latencies),
-        "refusals": refusals,
-    }
+def statuses(load: dict[str, Any]) -> dict[str, int]:
+    """How many requests got each status."""
+    return {str(status): count for status, count in sorted(Counter(r["status"] for r in load["records"]).items())}
+
+
+def latencies_by_arm(load: dict[str, Any]) -> dict[str, list[float]]:
+    """The answered requests' latencies (seconds), by the arm that served each."""
+    by_arm: dict[str, list[float]] = defaultdict(list)
+    for record in load["records"]:
+        if record["status"] == 200:
+            by_arm[record["arm"]].append(record["seconds"])
+    return dict(by_arm)

@@ -1,17 +1,21 @@
 """An open-loop load on a fixed schedule, sent by Locust's ``FastHttpUser`` in a process of its own.
 
     python -m loadtest.paced --url http://127.0.0.1:8000 --texts paragraphs.txt --rate 132 \\
-        --duration 60 [--start-at UNIX_TIME] [--users 400] [--seed 1] [--api-key KEY ...] --out load.json
+        --duration 60 [--start-at UNIX_TIME] [--users 400] [--user-ids 300] [--seed 1] [--api-key KEY ...] \\
+        --out load.json
 
 The arrival times of a Poisson stream at ``--rate`` are drawn up front; each of ``--users`` Locust
 users takes the next arrival as soon as it is free, sleeps until it and sends ``POST /v1/correct``
-with the next request body (built before the run: no JSON is made or parsed while sending). So
+with the next request body (built before the run, one per arrival: text ``i mod len(texts)`` from one
+of ``--user-ids`` stable ``client.user_id`` values drawn at random, so an experiment's sticky
+assignment holds; no JSON is made or parsed while sending). So
 the server's speed does not slow the offered load down (a closed loop would hide overload) as long
 as a user is free; when none is, or the process lacks CPU, the request goes late, and that lag is
-measured: every request's scheduled time, send lag, status, latency and ``Retry-After`` are written
-to ``--out`` with the process's CPU time. With ``--api-key``, request ``i`` carries key
-``i mod len(keys)`` as ``Authorization: Bearer``. Only ever run as a program: importing Locust
-patches the standard library for gevent, which the drill and the tests must not get.
+measured: every request's scheduled time, send lag, status, latency, ``Retry-After`` and serving arm
+(the ``X-Gecserve-Arm`` header) are written to ``--out`` with the process's CPU time. With
+``--api-key``, request ``i`` carries key ``i mod len(keys)`` as ``Authorization: Bearer``. Only ever
+run as a program (``loadtest.openloop`` runs it): importing Locust patches the standard library for
+gevent, which the drill and the tests must not get.
 """
 
 from __future__ import annotations
@@ -76,13 +80,14 @@ class PacedUser(FastHttpUser):
         due = schedule.t0 + schedule.arrivals[index]
         gevent.sleep(max(0.0, due - time.time()))
         sent = time.time()
-        body = schedule.bodies[index % len(schedule.bodies)]
+        body = schedule.bodies[index]
         with self.client.post(
             "/v1/correct", data=body, headers=schedule.headers(index), name="correct", catch_response=True
         ) as response:
             response.success()  # refusals are the drill's subject, not failures of the load
             status = response.status_code
             retry_after = response.headers.get("retry-after") if response.headers else None
+            arm = response.headers.get("x-gecserve-arm") if response.headers else None
         schedule.records.append(
             {
                 "at_s": schedule.arrivals[index],
@@ -90,6 +95,7 @@ class PacedUser(FastHttpUser):
                 "seconds": time.time() - sent,
                 "status": status,
                 "retry_after": retry_after,
+                "arm": arm,
             }
         )
 
@@ -104,10 +110,13 @@ def arrivals(rate: float, duration: float, seed: int) -> list[float]:
     return times
 
 
-def bodies(texts: list[str], users: int) -> list[bytes]:
-    """``/v1/correct`` bodies, one per text, each from one of ``users`` stable user ids."""
+def bodies(texts: list[str], count: int, user_ids: int, seed: int) -> list[bytes]:
+    """``count`` ``/v1/correct`` bodies: body ``i`` holds text ``i mod len(texts)`` and one of ``user_ids``
+    user ids, drawn at random."""
+    rng = random.Random(seed)
     return [
-        json.dumps({"text": text, "client": {"user_id": f"user-{i % users}"}}).encode() for i, text in enumerate(texts)
+        json.dumps({"text": texts[i % len(texts)], "client": {"user_id": f"user-{rng.randrange(user_ids)}"}}).encode()
+        for i in range(count)
     ]
 
 
@@ -147,13 +156,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, required=True, help="seconds of sending")
     parser.add_argument("--start-at", type=float, default=None, help="first second of the schedule (Unix time)")
     parser.add_argument("--users", type=int, default=400, help="Locust users: at most this many requests in flight")
+    parser.add_argument("--user-ids", type=int, default=300, help="distinct client.user_id values")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--api-key", action="append", default=[], help="send these keys, in turn")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     texts = args.texts.read_text().splitlines()
     t0 = args.start_at if args.start_at is not None else time.time() + SPAWN_LEAD_S
-    schedule = Schedule(t0, arrivals(args.rate, args.duration, args.seed), bodies(texts, args.users), args.api_key)
+    times = arrivals(args.rate, args.duration, args.seed)
+    schedule = Schedule(t0, times, bodies(texts, len(times), args.user_ids, args.seed), args.api_key)
     result = run(args.url, schedule, args.users)
     args.out.write_text(json.dumps({"rate": args.rate, "duration": args.duration, **result}))
     return 0

@@ -14,8 +14,9 @@ requests must meet); everything else is the default, admission control included.
 presents ``drill`` (no limit of its own) and, every ``KEYED_SHARE``-th request, ``greedy``, limited to
 ``GREEDY_LIMIT``, which is over it at 3x and must get 429 with ``Retry-After``.
 
-Phases, each an open-loop Poisson stream sent by ``loadtest.paced`` (Locust's ``FastHttpUser`` in a
-process of its own, on a schedule drawn up front, measuring how late each request went):
+Phases, each an open-loop Poisson stream (``loadtest.openloop``: ``loadtest.paced``, Locust's
+``FastHttpUser`` in a process of its own, on a schedule drawn up front, measuring how late each
+request went):
 
 1. ``baseline``: ``--baseline`` (0.3) of the saturation load for ``--baseline-s`` (20) seconds: the
    normal latencies.
@@ -39,9 +40,7 @@ writes it, with the recovery probes, as JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -54,6 +53,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from loadtest.openloop import offered_load
 from loadtest.spawn import RunningServer, start_server
 from service.api.auth import hash_key
 from service.bench.report import input_lines, latency_summary, table, write_json
@@ -62,7 +62,6 @@ PROBE_EVERY_S = 0.05
 PROBE_FOR_S = 5.0
 SETTLE_S = 10.0
 START_LEAD_S = 4.0  # the generator's start-up (imports, spawning its users) before its first arrival
-USERS = 400
 KEYS = {"drill": "drill-key-0123456789", "greedy": "greedy-key-0123456789"}
 KEYED_SHARE = 10  # with --keys, every tenth request presents the greedy key
 GREEDY_LIMIT = (2.0, 5)  # its rate (req/s) and burst
@@ -123,18 +122,6 @@ def summarise(phase: str, load: dict[str, Any], sla_s: float) -> dict[str, Any]:
     }
 
 
-def _paced(
-    url: str, texts: Path, rate: float, duration: float, start_at: float, seed: int, keys: list[str]
-) -> dict[str, Any]:
-    """Run ``loadtest.paced`` for one phase; its output."""
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        command = [sys.executable, "-m", "loadtest.paced", "--url", url, "--texts", str(texts), "--rate", str(rate)]
-        command += ["--duration", str(duration), "--start-at", str(start_at), "--users", str(USERS)]
-        command += ["--seed", str(seed), "--out", out.name, *(f"--api-key={key}" for key in keys)]
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-        return json.loads(Path(out.name).read_text())
-
-
 def _probe(url: str, text: str, at: float, headers: dict[str, str], probes: list[dict[str, Any]]) -> None:
     """From ``at`` (Unix time), one request every ``PROBE_EVERY_S`` for ``PROBE_FOR_S``: when it was
     sent (seconds from the first), its status and latency, appended to ``probes``."""
@@ -181,27 +168,24 @@ def drill(server: RunningServer, texts: list[str], args: argparse.Namespace, key
     load_average = Path("/proc/loadavg").read_text().split()[:3]  # before: the rest of the machine's work
     ready_mb = server.memory_mb()[0]
     rows, probes = [], []
-    with tempfile.NamedTemporaryFile("w", suffix=".txt") as file:
-        file.write("\n".join(texts))
-        file.flush()
-        phases = [
-            ("baseline", args.baseline * args.saturation, args.baseline_s),
-            ("overload", args.factor * args.saturation, args.duration),
-        ]
-        for seed, (phase, rate, duration) in enumerate(phases, start=args.seed):
-            start_at = time.time() + START_LEAD_S
-            prober = None
-            if phase == "overload":
-                end = start_at + duration
-                prober = threading.Thread(target=_probe, args=(server.url, texts[0], end, headers, probes), daemon=True)
-                prober.start()
-            load = _paced(server.url, Path(file.name), rate, duration, start_at, seed, keys)
-            row = summarise(phase, load, args.sla_s)
-            row["server_p99_ms"] = _server_p99_ms(server.url, headers)
-            row["rss_mb"] = server.memory_mb()[0]
-            rows.append(row)
-            if prober is not None:
-                prober.join()
+    phases = [
+        ("baseline", args.baseline * args.saturation, args.baseline_s),
+        ("overload", args.factor * args.saturation, args.duration),
+    ]
+    for seed, (phase, rate, duration) in enumerate(phases, start=args.seed):
+        start_at = time.time() + START_LEAD_S
+        prober = None
+        if phase == "overload":
+            end = start_at + duration
+            prober = threading.Thread(target=_probe, args=(server.url, texts[0], end, headers, probes), daemon=True)
+            prober.start()
+        load = offered_load(server.url, texts, rate, duration, start_at=start_at, seed=seed, keys=keys)
+        row = summarise(phase, load, args.sla_s)
+        row["server_p99_ms"] = _server_p99_ms(server.url, headers)
+        row["rss_mb"] = server.memory_mb()[0]
+        rows.append(row)
+        if prober is not None:
+            prober.join()
     normal_s = rows[0]["p99_ms"] / 1e3
     time.sleep(SETTLE_S)
     return {

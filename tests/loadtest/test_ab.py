@@ -29,6 +29,7 @@ def test_an_ab_run_reports_both_arms_agreement_and_the_sample_ratio(tmp_path, ca
     result = json.loads(out.read_text())
     assert {row["arm"] for row in result["rows"]} == {"accelerated", "autoregressive"}
     assert sum(row["requests"] for row in result["rows"]) == result["sent"] == result["statuses"]["200"]
+    assert all(row["client_p50_ms"] > 0 for row in result["rows"])  # each answer's arm read from its header
     (pair,) = result["agreement"]
     assert pair["compared"] > 0 and pair["agreement"] == 1.0
     assert result["sample_ratio"]["mismatch"] is False
