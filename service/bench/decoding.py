@@ -31,7 +31,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from tqdm import tqdm
 
 from service.batching import BatchPolicy
@@ -40,7 +39,7 @@ from service.bench.arrivals import run_arrivals
 from service.bench.report import latency_summary, table, write_json
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import STRATEGIES, Engine
-from service.engine.model import Seq2SeqModel
+from service.engine.model import Seq2SeqModel, pad_rows
 from service.engine.sessions import SessionSettings
 
 # Rows that are aggressive decoding with other knobs (see the module docstring).
@@ -132,10 +131,7 @@ def oracle_pass(model: Seq2SeqModel, batch: list[tuple[list[int], list[int], boo
     state = model.start([source for source, _, _ in batch])
     drafts = [[*output, m.eos_token_id] if ended else output for _, output, ended in batch]
     rows = [[*m.decoder_prefix_ids, *draft] for draft in drafts]
-    counts = np.array([len(row) for row in rows], dtype=np.int64)
-    tokens = np.full((len(rows), int(counts.max())), m.pad_token_id, dtype=np.int64)
-    for i, row in enumerate(rows):
-        tokens[i, : len(row)] = row
+    tokens, counts = pad_rows(rows, m.pad_token_id)
     chosen = state.step(tokens, counts).argmax(-1)
     base = len(m.decoder_prefix_ids) - 1  # the position whose argmax is the first output token
     outputs = []

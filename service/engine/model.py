@@ -32,6 +32,15 @@ StopCheck = Callable[[], bool]
 """Asked before every decoder pass: True abandons the batch (its callers are past their deadlines)."""
 
 
+def pad_rows(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` as one ``[B, T]`` array padded with ``pad_id`` to the longest, and each row's length."""
+    counts = np.array([len(row) for row in rows], dtype=np.int64)
+    tokens = np.full((len(rows), int(counts.max(initial=0))), pad_id, dtype=np.int64)
+    for i, row in enumerate(rows):
+        tokens[i, : len(row)] = row
+    return tokens, counts
+
+
 class InputTooLongError(ValueError):
     """A source is longer than the model's maximum; the caller must split it first."""
 
@@ -80,11 +89,8 @@ class Seq2SeqModel:
             raise InputTooLongError(
                 f"source of {longest} tokens is longer than the model maximum {m.max_source_positions}"
             )
-        ids = np.full((len(rows), longest), m.pad_token_id, dtype=np.int64)
-        mask = np.zeros((len(rows), longest), dtype=np.int64)
-        for i, r in enumerate(rows):
-            ids[i, : len(r)] = r
-            mask[i, : len(r)] = 1
+        ids, lengths = pad_rows(rows, m.pad_token_id)
+        mask = (np.arange(longest)[None, :] < lengths[:, None]).astype(np.int64)
         (cross_kv,) = self.encoder.run(None, {"input_ids": ids, "attention_mask": mask}, run_options)
         return cross_kv, mask
 

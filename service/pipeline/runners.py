@@ -206,11 +206,13 @@ class PayloadSession:
 
     def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
         try:
-            closed = [job for job in joining if job.payload[0] not in self.continuous]
+            closed: list[Job] = []
             groups: dict[tuple[str, DecodeParams], list[Job]] = {}
             for job in joining:
                 if job.payload[0] in self.continuous:
                     groups.setdefault(job.payload, []).append(job)
+                else:
+                    closed.append(job)
             for job, outcome in zip(closed, decode_by_payload(self.engine, closed), strict=True):
                 deliver(job, outcome)
             running = [key for key, session in self.sessions.items() if session.active and key not in groups]

@@ -24,15 +24,20 @@ def sentences(tmp_path):
     return path
 
 
-def test_bench_decoding_rows_and_greedy_agreement(tmp_path, sentences, capsys) -> None:
+def _decoding_rows(tmp_path, sentences, strategies: str) -> tuple[dict[tuple[str, str, int], dict], int]:
+    """``bench decoding`` of ``strategies`` at batch sizes 1 and 4 on both cache layouts: its rows by
+    (strategy, cache, batch), and how many sentences it decoded."""
     out = tmp_path / "decoding.json"
     args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--batch-size", "1,4"]
-    args += ["--strategies", "greedy,aggressive,relaxed,unsplit,encoder,beam", "--cache", "compact,masked"]
+    args += ["--strategies", strategies, "--cache", "compact,masked"]
     assert decoding.main([*args, "--json", str(out)]) == 0
     result = json.loads(out.read_text())
-    rows = {(r["strategy"], r["cache"], r["batch"]): r for r in result["rows"]}
+    return {(r["strategy"], r["cache"], r["batch"]): r for r in result["rows"]}, result["sentences"]
+
+
+def test_bench_decoding_rows_and_greedy_agreement(tmp_path, sentences, capsys) -> None:
+    rows, n = _decoding_rows(tmp_path, sentences, "greedy,aggressive,relaxed,unsplit,encoder,beam")
     assert len(rows) == 6 * 2 * 2
-    n = result["sentences"]
     for cache in ("compact", "masked"):
         for batch in (1, 4):
             assert rows[("aggressive", cache, batch)]["identical_to_greedy"] == f"{n}/{n}"
@@ -48,14 +53,8 @@ def test_bench_decoding_rows_and_greedy_agreement(tmp_path, sentences, capsys) -
 
 
 def test_bench_decoding_oracle_verifies_greedy_in_one_pass(tmp_path, sentences) -> None:
-    out = tmp_path / "decoding.json"
-    args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--batch-size", "1,4"]
-    args += ["--strategies", "greedy,oracle", "--cache", "compact,masked"]
-    assert decoding.main([*args, "--json", str(out)]) == 0
-    result = json.loads(out.read_text())
-    rows = {(r["strategy"], r["cache"], r["batch"]): r for r in result["rows"]}
+    rows, n = _decoding_rows(tmp_path, sentences, "greedy,oracle")
     assert len(rows) == 2 * 2 * 2
-    n = result["sentences"]
     for cache in ("compact", "masked"):
         for batch in (1, 4):
             oracle, greedy = rows[("oracle", cache, batch)], rows[("greedy", cache, batch)]

@@ -22,6 +22,7 @@ import numpy as np
 
 from service.engine.decoding.continuous import ContinuousDecoder
 from service.engine.decoding.types import DecodeParams, DecodeResult, top_gap
+from service.engine.model import pad_rows
 
 MAX_ANCHOR = 3
 CPU_PASS_COST = 16.0  # DecodeParams.pass_cost on a CPU, measured (README, Tuning)
@@ -111,11 +112,7 @@ class AggressiveDecoder(ContinuousDecoder[_Row]):
         logits: dict[int, np.ndarray] = {}
         chosen: dict[int, np.ndarray] = {}  # each row's argmax at every position, one argmax per pass
         for group in self._groups(blocks, busy):
-            width = max(len(blocks[slot]) for slot in group)
-            tokens = np.full((len(group), width), m.pad_token_id, dtype=np.int64)
-            counts = np.array([len(blocks[slot]) for slot in group], dtype=np.int64)
-            for j, slot in enumerate(group):
-                tokens[j, : len(blocks[slot])] = blocks[slot]
+            tokens, counts = pad_rows([blocks[slot] for slot in group], m.pad_token_id)
             rows = None if len(group) == len(self.rows) else np.array(group, dtype=np.int64)
             out = self.state.step(tokens, counts, rows)
             best = out.argmax(-1)

@@ -176,12 +176,13 @@ class BeamDecoder(ContinuousDecoder[_Beam]):
         return [_Beam(state, index, prefix) for index in range(self.params.num_beams)]
 
     def advance(self) -> list[int]:
-        sources: dict[int, list[int]] = {}  # id(source) -> its slots, by beam index
-        for slot, row in sorted(self.busy(), key=lambda item: item[1].index):
-            sources.setdefault(id(row.source), []).append(slot)
-        if not sources:
+        busy = sorted(self.busy(), key=lambda item: item[1].index)
+        if not busy:
             return []
-        last = self.last_logits([(slot, row.feed) for slot, row in self.busy() if row.index < len(row.source.scores)])
+        sources: dict[int, list[int]] = {}  # id(source) -> its slots, by beam index
+        for slot, row in busy:
+            sources.setdefault(id(row.source), []).append(slot)
+        last = self.last_logits([(slot, row.feed) for slot, row in busy if row.index < len(row.source.scores)])
         parents = np.arange(len(self.rows))
         done: list[int] = []
         for slots in sources.values():

@@ -24,7 +24,7 @@ from typing import Generic, Protocol, TypeVar
 import numpy as np
 
 from service.engine.decoding.types import DecodeParams, DecodeResult, default_max_new_tokens
-from service.engine.model import DecoderState, DecodingStoppedError, Seq2SeqModel, StopCheck
+from service.engine.model import DecoderState, DecodingStoppedError, Seq2SeqModel, StopCheck, pad_rows
 
 
 class _Row(Protocol):
@@ -118,12 +118,10 @@ class ContinuousDecoder(Generic[RowT]):
     def last_logits(self, feeds: Sequence[tuple[int, Sequence[int]]]) -> np.ndarray:
         """Run one decoder pass feeding each ``(slot, tokens)`` its tokens (other slots padding); the
         logits ``[slots, V]`` at each slot's last fed position."""
-        counts = np.zeros(len(self.rows), dtype=np.int64)
+        fed: list[Sequence[int]] = [[] for _ in self.rows]
         for slot, feed in feeds:
-            counts[slot] = len(feed)
-        tokens = np.full((len(self.rows), int(counts.max())), self.manifest.pad_token_id, dtype=np.int64)
-        for slot, feed in feeds:
-            tokens[slot, : len(feed)] = feed
+            fed[slot] = feed
+        tokens, counts = pad_rows(fed, self.manifest.pad_token_id)
         return self.state.step(tokens, counts)[np.arange(len(self.rows)), np.maximum(counts - 1, 0)]
 
     def limit(self, source: Sequence[int]) -> int:
