@@ -1,16 +1,21 @@
 """Admission control: how long queued work will take, so that what cannot finish in time is refused at once.
 
 ``ServiceRate`` learns what a batch costs from the batches a queue runs: ``seconds = fixed +
-per_token x tokens``, a least-squares line through the last ``window`` batches (while work is
-waiting, the time between a worker's batches counts too, since a backlog is served at that pace).
-The fixed part matters: a batch of one sentence costs several times more per token than a full
-batch (the decoder passes are paid once per batch), so a backlog, served in full batches, drains
-faster than single requests suggest. Until batches of different sizes have been seen, the cost is
-proportional to tokens. A new request's wait is the work queued ahead of it (same or better
+per_token x tokens``, a least-squares line through the last ``window`` batches, each weighted by
+how recent it is (a batch counts half as much ``half_life`` batches later), so that batches run in
+other conditions fade as the queue runs: start-up's warm-up, whose first batches of every queue
+share the engines at once and cost several times what they cost later, or a past burst. While
+work is waiting, the time between a worker's batches counts too, since a backlog is served at
+that pace. The fixed part matters: a batch of one sentence costs several times more per token than
+a full batch (the decoder passes are paid once per batch), so a backlog, served in full batches,
+drains faster than single requests suggest. Until batches of different sizes have been seen, the
+cost is proportional to tokens. A new request's wait is the work queued ahead of it (same or better
 priority), half of what is running, and its own work, in as many batches as the policy will make
 of it, divided among the queue's workers. A request whose wait would take more than its policy's
 share of the time left (``BatchPolicy.admit_within``) is refused with 503 at once, rather than
 admitted to time out with 504 later; ``Retry-After`` is the time the present backlog needs to drain.
+A request that finds its queue idle (nothing queued ahead of it, nothing running) is never refused
+so: it has the workers to itself, and no estimate can serve it sooner than trying.
 """
 
 from __future__ import annotations
@@ -30,13 +35,15 @@ RETRY_CAP_S = 60.0
 class ServiceRate:
     """Batch cost learnt from finished batches (thread-safe); see the module docstring.
 
-    ``prior_s_per_token`` answers until the first batch is measured.
+    ``prior_s_per_token`` answers until the first batch is measured. ``half_life``: batches after
+    which a batch's weight in the fit has halved (``math.inf``: every batch of the window counts the same).
     """
 
-    def __init__(self, prior_s_per_token: float = 0.0005, window: int = 64) -> None:
-        if prior_s_per_token <= 0 or window < 2:
-            raise ValueError("need prior_s_per_token > 0 and window >= 2")
-        self._batches: deque[tuple[float, float]] = deque(maxlen=window)  # (tokens, seconds)
+    def __init__(self, prior_s_per_token: float = 0.0005, window: int = 64, half_life: float = 8.0) -> None:
+        if prior_s_per_token <= 0 or window < 2 or half_life <= 0:
+            raise ValueError("need prior_s_per_token > 0, window >= 2 and half_life > 0")
+        self._batches: deque[tuple[float, float]] = deque(maxlen=window)  # (tokens, seconds), oldest first
+        self._half_life = half_life
         self._fixed = 0.0
         self._per_token = prior_s_per_token
         self._lock = threading.Lock()
@@ -65,10 +72,11 @@ class ServiceRate:
 
     def _fit(self) -> tuple[float, float]:
         tokens, seconds = (np.array(column) for column in zip(*self._batches, strict=True))
-        proportional = (0.0, float(seconds.sum() / tokens.sum()))
+        weights = 0.5 ** (np.arange(len(tokens))[::-1] / self._half_life)  # the newest batch weighs 1
+        proportional = (0.0, float((weights * seconds).sum() / (weights * tokens).sum()))
         if tokens.max() < 2 * tokens.min():
             return proportional  # batches of one size: the line is not determined
-        per_token, fixed = np.polyfit(tokens, seconds, 1)
+        per_token, fixed = np.polyfit(tokens, seconds, 1, w=np.sqrt(weights))
         if per_token <= 0 or fixed < 0:
             return proportional
         return float(fixed), float(per_token)

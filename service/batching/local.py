@@ -131,11 +131,13 @@ class LocalBatcher:
         (0 until a batch is measured)."""
         if not self.rate.measured:
             return 0.0
-        now = time.monotonic()
-        rank = int(priority)
-        ahead = [job for job in self._pending if effective_class(job, now, self.policy) <= rank]
+        ahead = self._ahead(priority, time.monotonic())
         work = sum(job.length for job in ahead) + self._in_flight_tokens / 2 + tokens
         return self.rate.seconds_for(work, self.workers, self._batches_for(len(ahead) + jobs))
+
+    def _ahead(self, priority: Priority, now: float) -> list[Job]:
+        """The queued jobs a job at ``priority`` would wait for (same or better class)."""
+        return [job for job in self._pending if effective_class(job, now, self.policy) <= int(priority)]
 
     def _batches_for(self, jobs: int) -> int:
         return math.ceil(jobs / self.policy.max_batch_size)
@@ -186,9 +188,10 @@ class LocalBatcher:
         concurrent requests cannot overfill the queue between the check and the enqueueing.
 
         Refused: past the bound (``QueueFullError``; served work first evicts queued shadow
-        jobs), or when the work ahead would take more than ``policy.admit_within`` of the time
-        left before their deadline (``WouldMissDeadlineError``). Shadow jobs only enter a queue
-        that holds nothing else."""
+        jobs), or when the work ahead and their own would take more than ``policy.admit_within``
+        of the time left before their deadline (``WouldMissDeadlineError``), unless the queue is
+        idle for them (nothing running, nothing queued at their priority or a better one). Shadow
+        jobs only enter a queue that holds nothing else."""
         if self._state != "running" or self._loop is None:
             self._hook("on_reject", "stopped")
             raise BatcherStoppedError(f"batcher {self.name!r} is not running")
@@ -209,8 +212,9 @@ class LocalBatcher:
             if len(self._pending) + len(jobs) > self.policy.max_queue:
                 raise self._refuse(QueueFullError)
         deadlines = [job.deadline for job in jobs if job.deadline is not None]
-        if deadlines and not shadow and self.policy.admit_within > 0:
-            priority = min(job.priority for job in jobs)
+        priority = min(job.priority for job in jobs)
+        idle = self._in_flight == 0 and not self._ahead(priority, now)  # nothing to wait for: never refused
+        if deadlines and not shadow and not idle and self.policy.admit_within > 0:
             wait = self.estimated_wait(sum(job.length for job in jobs), priority, len(jobs))
             if wait > (min(deadlines) - now) * self.policy.admit_within:
                 raise self._refuse(

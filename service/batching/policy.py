@@ -57,10 +57,11 @@ class BatchPolicy:
     gather while the workers are busy and ``max_wait_ms`` bounds the rest. Shadow jobs are
     admitted only while the queue holds nothing else and fewer than ``shadow_queue_share`` of
     ``max_queue`` jobs; served work evicts them when it needs their room. ``admit_within``: the
-    share of the time left before a job's deadline that the work queued ahead of it may be
-    estimated to take; the rest is headroom for what the estimate cannot see (a burst of requests
-    slows decoding down while it is being admitted, and answers still need assembling); 0 turns
-    this refusal off (the bound and the deadlines still hold).
+    share of the time left before a job's deadline that the work queued ahead of it (and its own)
+    may be estimated to take; the rest is headroom for what the estimate cannot see (a burst of
+    requests slows decoding down while it is being admitted, and answers still need assembling); 0
+    turns this refusal off (the bound and the deadlines still hold). A queue idle for the work
+    (nothing running, nothing queued ahead) admits it whatever the estimate.
     """
 
     max_batch_size: int = 32

@@ -6,7 +6,8 @@ back on the gateway's own reply stream.
 while the stream holds fewer than ``max_queue`` jobs (waiting or decoding): the bound holds across
 every gateway, and a full queue answers ``QueueFullError`` (503) with a ``Retry-After`` from the
 backlog and the decoding time the replies report. Work that the backlog would keep past its
-deadline is refused the same way (``WouldMissDeadlineError``), as in the local batcher.
+deadline is refused the same way (``WouldMissDeadlineError``), as in the local batcher; work that
+finds the stream empty (as this gateway last saw it) never is.
 
 ``ReplyRouter`` reads the gateway's reply stream (one blocking ``XREAD`` loop), hands each reply to
 the waiting job, and deletes what it read. It keeps the stream's TTL fresh, and deletes the stream
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -194,7 +196,9 @@ class StreamBatcher:
         self.decoding = decoding
         self.result_of = result_of
         self.live_workers = live_workers
-        self.rate = ServiceRate(prior_s_per_token=0.01)  # here: decoding seconds per job, from the replies
+        # Here: decoding seconds per job, from the replies; each reply records its batch, so a batch of
+        # 8 is 8 entries, and every entry of the window counts the same.
+        self.rate = ServiceRate(prior_s_per_token=0.01, half_life=math.inf)
         self._hooks: BatcherHooks = hooks if hooks is not None else NullHooks()
         self._admit = client.register_script(ADMIT)
         self._depth = 0
@@ -278,6 +282,8 @@ class StreamBatcher:
     def _check_wait(self, jobs: Sequence[Job], now: float) -> None:
         deadlines = [job.deadline for job in jobs if job.deadline is not None]
         if not deadlines or self.admit_within <= 0 or not self.rate.measured:
+            return
+        if self._depth == 0:  # an empty stream: nothing to wait for, the workers are free for this work
             return
         if all(job.priority == Priority.SHADOW for job in jobs):
             return

@@ -10,11 +10,19 @@
 
 A bad file stops start-up with a message naming the field (``ExperimentFileError``); the same model
 checks definitions and weights sent to the admin endpoints at run time.
+
+A file's weights are relative (1 and 3 give a quarter and three quarters of the users); a running
+experiment's are shares in percent that add up to 100 (``as_percent``). A change at run time names
+some arms or all (``change_weights``): each arm named takes exactly the share given, and the arms
+left out share the rest in proportion to their weights, so ``{"accelerated": 90}`` on a 50/50
+experiment gives 90/10. Shares over 100 in all, every arm named with shares that do not add up to
+100, or a rest left to arms whose weights are all 0, are refused with a message naming the arms.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -28,6 +36,8 @@ __all__ = [
     "ExperimentDefinition",
     "ExperimentFileError",
     "ShadowDefinition",
+    "as_percent",
+    "change_weights",
     "check_weights",
     "describe",
     "load_experiment",
@@ -35,6 +45,7 @@ __all__ = [
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"
 Weight = Annotated[float, Field(ge=0, allow_inf_nan=False, description="relative share of assigned traffic")]
+SUM_TOLERANCE = 1e-6  # percent: shares that add up to 100 within this do
 
 
 class ArmDefinition(BaseModel):
@@ -116,10 +127,46 @@ class ExperimentDefinition(BaseModel):
 
 def check_weights(weights: list[float]) -> None:
     """Weights are finite, non-negative and do not all vanish (``ValueError`` otherwise)."""
-    if any(not (weight >= 0 and math.isfinite(weight)) for weight in weights):
-        raise ValueError("weights must be finite and not negative")
+    _check_finite(weights)
     if sum(weights) <= 0:
         raise ValueError("weights must not sum to zero")
+
+
+def _check_finite(weights: list[float]) -> None:
+    if any(not (weight >= 0 and math.isfinite(weight)) for weight in weights):
+        raise ValueError("weights must be finite and not negative")
+
+
+def as_percent(weights: Mapping[str, float]) -> dict[str, float]:
+    """Relative weights (which do not all vanish) as shares in percent adding up to 100, in the same order."""
+    total = sum(weights.values())
+    return {name: 100.0 * weight / total for name, weight in weights.items()}
+
+
+def change_weights(current: Mapping[str, float], changes: Mapping[str, float]) -> dict[str, float]:
+    """The shares in percent, in ``current``'s order, after ``changes`` to some or all of its arms (see the
+    module docstring); ``ValueError`` naming the arms when they cannot add up to 100."""
+    _check_finite(list(changes.values()))
+    named = sum(changes.values())
+    left_out = [name for name in current if name not in changes]
+    given = ", ".join(f"{name} {share:g}" for name, share in changes.items())
+    if named > 100 + SUM_TOLERANCE:
+        raise ValueError(f"the shares given add up to {named:g}, over 100 (given: {given})")
+    if not left_out:
+        if named < 100 - SUM_TOLERANCE:
+            raise ValueError(f"the shares of every arm must add up to 100, not {named:g} (given: {given})")
+        return {name: float(changes[name]) for name in current}
+    rest = max(0.0, 100.0 - named)
+    weight_left_out = sum(current[name] for name in left_out)
+    if rest > SUM_TOLERANCE and weight_left_out <= 0:
+        raise ValueError(
+            f"{rest:g} is left over for the arms left out ({', '.join(left_out)}), but their weights are 0:"
+            f" name them with their shares, so that the shares add up to 100 (given: {given})"
+        )
+    shares = {name: float(share) for name, share in changes.items()}
+    for name in left_out:
+        shares[name] = rest * current[name] / weight_left_out if weight_left_out > 0 else 0.0
+    return {name: shares[name] for name in current}
 
 
 class ExperimentFileError(ValueError):

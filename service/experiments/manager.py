@@ -8,6 +8,12 @@ also outside the experiment; with no running experiment, the default backend; ot
 experiment assigns: sticky by user key (``sticky``), or a random bucket for a request with no
 key (``random``, the unkeyed count). A sampled share of assigned requests also names a shadow arm.
 
+Admin changes: starting an experiment while another runs is refused (``ExperimentRunningError``)
+unless the new one replaces it; weights are shares in percent, changed for some arms or all
+(``change_weights``). A stopped or replaced experiment's state and numbers stay readable by name
+(``report``), as they were when it stopped, until an experiment of the same name starts afresh: a
+replica leaving an experiment publishes its numbers once more before it starts counting the next.
+
 With Redis, a background task refreshes the state (so a weight change on one replica reaches all
 within a second) and publishes this replica's numbers; reads merge every replica's numbers.
 Redis trouble never fails a request: routing goes on with the last state known, and reads fall
@@ -30,12 +36,12 @@ from redis.exceptions import RedisError
 from service.experiments.analysis import compare, sample_ratio, summarise
 from service.experiments.arms import ALTERNATIVES_BACKEND, BACKENDS, Arm, UnknownArmError
 from service.experiments.assignment import BUCKETS, bucket_of
-from service.experiments.definition import ExperimentDefinition, check_weights
+from service.experiments.definition import ExperimentDefinition, change_weights
 from service.experiments.state import ExperimentState
 from service.experiments.store import ExperimentStore
 from service.observability.stats import RollingStats
 
-__all__ = ["ExperimentManager", "NoSuchExperimentError", "Route"]
+__all__ = ["ExperimentManager", "ExperimentRunningError", "NoSuchExperimentError", "Route"]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +51,14 @@ STATS_WINDOWS = (60.0, 300.0)
 
 class NoSuchExperimentError(KeyError):
     """No experiment of that name is known (or it is not running, for changes)."""
+
+
+class ExperimentRunningError(RuntimeError):
+    """Another experiment runs: stop it first, or start the new one as its replacement."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"experiment {name!r} is running")
+        self.name = name
 
 
 @dataclass(frozen=True)
@@ -84,8 +98,9 @@ class ExperimentManager:
     # -- lifecycle --------------------------------------------------------------------------
 
     async def open(self, definition: ExperimentDefinition | None) -> None:
-        """Adopt the shared state; start ``definition`` (the ``--experiment`` file) unless the store
-        already runs that very experiment (another replica started it: keep its weights)."""
+        """Adopt the shared state; start ``definition`` (the ``--experiment`` file), replacing another
+        experiment that runs, unless the store already runs that very experiment (another replica
+        started it: keep its weights)."""
         try:
             current = await self.store.load()
         except RedisError as error:
@@ -95,7 +110,7 @@ class ExperimentManager:
             if current is not None and current.running and current.definition == definition:
                 self._adopt(current)
             else:
-                await self.start(definition, fallback_local=True)
+                await self.start(definition, replace=True, fallback_local=True)
         elif current is not None:
             self._adopt(current)
         if self.store.scope == "cluster":
@@ -185,39 +200,48 @@ class ExperimentManager:
 
     # -- admin changes ----------------------------------------------------------------------
 
-    async def start(self, definition: ExperimentDefinition, fallback_local: bool = False) -> ExperimentState:
-        """Start ``definition`` from nothing, replacing whatever experiment ran."""
+    async def start(
+        self, definition: ExperimentDefinition, replace: bool = False, fallback_local: bool = False
+    ) -> ExperimentState:
+        """Start ``definition`` from nothing. While another experiment runs: ``ExperimentRunningError``,
+        unless ``replace``, which stops that one (its numbers stay readable, as a stopped one's do). A
+        stopped experiment of the same name is forgotten: the new one's numbers start from nothing."""
         try:
             current = await self.store.load()
+            if current is not None and current.running and not replace:
+                raise ExperimentRunningError(current.name)
             state = ExperimentState.begin(definition, version=(current.version + 1) if current else 1)
+            retired = None
+            if current is not None and current.name != definition.name:
+                retired = current.stopped() if current.running else current
+            await self.store.save(state, current.version if current else 0, retired)
             await self.store.forget(definition.name)
-            await self.store.save(state, current.version if current else 0)
         except RedisError as error:
             if not fallback_local:
                 raise
             self._store_failed(error)
             state = ExperimentState.begin(definition)
-        self._adopt(state)
+        await self._switch(state)
         log.info("experiment started", extra={"experiment": definition.name, "weights": state.weights})
         return state
 
     async def stop(self, name: str) -> ExperimentState:
+        """Stop assigning requests to ``name``; it and its numbers stay readable."""
         current = await self._running(name)
         state = current.stopped()
-        await self.store.save(state, current.version)
+        await self.store.save(state, current.version, retired=state)
         self._adopt(state)
         log.info("experiment stopped", extra={"experiment": name})
         return state
 
     async def set_weights(self, name: str, weights: Mapping[str, float]) -> ExperimentState:
-        """Change some or all arms' weights (``ValueError`` for bad weights, ``UnknownArmError``)."""
+        """Change some or all arms' shares (``change_weights``; ``ValueError`` when they cannot add up to
+        100, ``UnknownArmError`` for an arm the experiment does not have)."""
         current = await self._running(name)
         unknown = [arm for arm in weights if arm not in current.weights]
         if unknown:
             raise UnknownArmError(unknown[0], current.arm_names)
-        merged = {**current.weights, **{arm: float(weight) for arm, weight in weights.items()}}
-        check_weights(list(merged.values()))
-        state = current.with_weights(merged)
+        state = current.with_weights(change_weights(current.weights, weights))
         await self.store.save(state, current.version)
         self._adopt(state)
         log.info("experiment weights changed", extra={"experiment": name, "weights": state.weights})
@@ -230,6 +254,17 @@ class ExperimentManager:
         return current
 
     # -- shared state -----------------------------------------------------------------------
+
+    async def _switch(self, state: ExperimentState) -> None:
+        """Adopt ``state``; when it is another experiment, publish the numbers of the one left first, so
+        that they stay readable as they were (a new run of the same name starts from nothing anyway)."""
+        previous = self.state
+        if previous is not None and previous.name != state.name:
+            try:
+                await self.store.publish(previous.name, self.replica, self._numbers())
+            except RedisError as error:
+                self._store_failed(error)
+        self._adopt(state)
 
     def _adopt(self, state: ExperimentState) -> None:
         previous = self.state
@@ -253,7 +288,7 @@ class ExperimentManager:
             if not publish_only:
                 state = await self.store.load()
                 if state is not None and (self.state is None or state.version != self.state.version):
-                    self._adopt(state)
+                    await self._switch(state)
             if self.state is not None:
                 await self.store.publish(self.state.name, self.replica, self._numbers())
             if not self._store_ok:
@@ -297,18 +332,29 @@ class ExperimentManager:
         }
 
     async def report(self, name: str) -> dict[str, Any]:
-        """Everything the dashboard shows for ``name``, merged over every replica that reports."""
+        """Everything the dashboard shows for ``name``, the current experiment or a stopped one, merged over
+        every replica that reports (``RedisError`` for a stopped one when the store is unreachable)."""
         state = self.state
         if state is None or state.name != name:
-            raise NoSuchExperimentError(name)
-        numbers, scope, live = [self._numbers()], self.store.scope, 1
-        try:
-            others = await self.store.collect(name)
-            live = await self.store.live_replicas()
-            numbers += [n for n in others if n["replica"] != self.replica and n["started_at"] == state.started_at]
-        except RedisError as error:
-            self._store_failed(error)
-            scope = "local"
+            current = await self.store.load()  # started on another replica since this one last looked?
+            if current is not None and current.name == name:
+                await self._switch(current)
+                state = current
+        if state is not None and state.name == name:
+            numbers, scope, live = [self._numbers()], self.store.scope, 1
+            try:
+                others = await self.store.collect(name)
+                live = await self.store.live_replicas()
+                numbers += [n for n in others if n["replica"] != self.replica and n["started_at"] == state.started_at]
+            except RedisError as error:
+                self._store_failed(error)
+                scope = "local"
+        else:
+            state = await self.store.retired(name)
+            if state is None:
+                raise NoSuchExperimentError(name)
+            numbers = [n for n in await self.store.collect(name) if n["started_at"] == state.started_at]
+            scope, live = self.store.scope, await self.store.live_replicas()
         merged = RollingStats(windows=STATS_WINDOWS, bucket_s=STATS_BUCKET_S)
         assigned: Counter[str] = Counter()
         agreement: dict[tuple[str, str], list[int]] = {}
@@ -337,9 +383,9 @@ class ExperimentManager:
     ) -> dict[str, Any]:
         control = state.definition.control_arm
         total_weight = sum(state.weights.values())
+        own = {definition.name: definition.arm() for definition in state.definition.arms}
         arms, totals = [], {}
-        for definition in state.definition.arms:
-            arm = definition.arm()
+        for arm in own.values():
             totals[arm.name] = merged.totals(arm.name)
             arms.append(
                 {
@@ -363,7 +409,7 @@ class ExperimentManager:
         if state.definition.shadow is not None:
             pairs = []
             for (served, shadow_arm), (compared, agreed) in sorted(agreement.items()):
-                exact = self.resolve(served).exact and self.resolve(shadow_arm).exact
+                exact = all((own.get(name) or Arm.of_backend(name)).exact for name in (served, shadow_arm))
                 pairs.append(
                     {
                         "served": served,
@@ -384,6 +430,7 @@ class ExperimentManager:
             "description": state.definition.description,
             "status": "running" if state.running else "stopped",
             "started_at": state.started_at,
+            "stopped_at": state.stopped_at,
             "weights_since": state.weights_since,
             "version": state.version,
             "scope": scope,

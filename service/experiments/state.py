@@ -2,6 +2,8 @@
 
 Every replica routes with the same state: kept in the process without Redis, in Redis with it
 (``store.py``). ``version`` grows with every change, so replicas notice one by comparing it.
+Weights are shares in percent adding up to 100 (the definition's relative weights, scaled). A
+stopped experiment's state is kept, with when it stopped, so that its numbers stay readable.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from service.experiments.assignment import initial_table, rebalance
-from service.experiments.definition import ExperimentDefinition
+from service.experiments.definition import ExperimentDefinition, as_percent
 
 __all__ = ["ExperimentState"]
 
@@ -20,12 +22,13 @@ __all__ = ["ExperimentState"]
 @dataclass(frozen=True)
 class ExperimentState:
     definition: ExperimentDefinition
-    weights: dict[str, float]  # arm name -> weight, in the definition's arm order
+    weights: dict[str, float]  # arm name -> share in percent, in the definition's arm order
     table: list[int]  # bucket -> index of the owning arm in definition.arms
     version: int = 1
     started_at: float = field(default_factory=time.time)  # wall clock, seconds
     weights_since: float = field(default_factory=time.time)  # sample-ratio counts start here
     running: bool = True
+    stopped_at: float | None = None  # wall clock, seconds
 
     @property
     def name(self) -> str:
@@ -37,7 +40,7 @@ class ExperimentState:
 
     @classmethod
     def begin(cls, definition: ExperimentDefinition, version: int = 1) -> ExperimentState:
-        weights = definition.weights()
+        weights = as_percent(definition.weights())
         now = time.time()
         return cls(definition, weights, initial_table(list(weights.values())), version, now, now)
 
@@ -48,7 +51,7 @@ class ExperimentState:
         return replace(self, weights=ordered, table=table, version=self.version + 1, weights_since=time.time())
 
     def stopped(self) -> ExperimentState:
-        return replace(self, running=False, version=self.version + 1)
+        return replace(self, running=False, version=self.version + 1, stopped_at=time.time())
 
     def to_json(self) -> str:
         return json.dumps(
@@ -60,6 +63,7 @@ class ExperimentState:
                 "started_at": self.started_at,
                 "weights_since": self.weights_since,
                 "running": self.running,
+                "stopped_at": self.stopped_at,
             }
         )
 
@@ -74,4 +78,5 @@ class ExperimentState:
             started_at=float(data["started_at"]),
             weights_since=float(data["weights_since"]),
             running=bool(data["running"]),
+            stopped_at=None if data.get("stopped_at") is None else float(data["stopped_at"]),
         )

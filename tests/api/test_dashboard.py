@@ -162,7 +162,12 @@ def test_the_form_changes_weights_with_the_admin_key_only(ab_server, browser) ->
 
 def test_a_sample_ratio_mismatch_is_flagged(ab_server, browser) -> None:
     """One user sends everything: sticky assignment puts it all on one arm of a 50/50 split."""
-    started = httpx.post(f"{ab_server.url}/v1/experiments", json={**EXPERIMENT, "name": "skewed"}, headers=ADMIN)
+    started = httpx.post(
+        f"{ab_server.url}/v1/experiments",
+        params={"replace": "true"},
+        json={**EXPERIMENT, "name": "skewed"},
+        headers=ADMIN,
+    )
     assert started.status_code == 201
     for _ in range(40):
         post(ab_server, "/v1/correct", {"text": TEXTS[0], "client": {"user_id": "the-only-user"}})

@@ -1,7 +1,9 @@
-"""A/B experiments against a real server: assignment, overrides, admin key, shadow agreement, the report."""
+"""A/B experiments against a real server: assignment, overrides, admin key, shadow agreement, the report,
+starting one while another runs, stopped experiments' numbers, and weights as shares in percent."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
@@ -9,6 +11,7 @@ import pytest
 import yaml
 
 from service.api.proto import gecserve_pb2 as pb
+from service.experiments.assignment import bucket_of, initial_table, rebalance
 from tests.api.clients import grpc_call, post, wait_for
 from tests.api.server import RunningServer, start_server
 
@@ -124,11 +127,14 @@ def test_weights_change_at_run_time_with_the_admin_key(ab_server) -> None:
         for i in range(30)
     }
     assert arms == {"accelerated"}
-    restored = httpx.put(url, json={"weights": {"autoregressive": 100}}, headers=ADMIN)
-    assert restored.json()["weights"] == {"accelerated": 100.0, "autoregressive": 100.0}
+    # One arm named: it takes that share, the other the rest.
+    restored = httpx.put(url, json={"weights": {"autoregressive": 50}}, headers=ADMIN)
+    assert restored.json()["weights"] == {"accelerated": 50.0, "autoregressive": 50.0}
 
 
 def test_start_and_stop_with_the_admin_key(ab_server) -> None:
+    """Another experiment is refused while one runs (409), unless it replaces it; the replaced and the
+    stopped experiments' numbers stay readable, as they were; the same name again starts afresh."""
     other = {
         "name": "draft",
         "arms": [
@@ -136,21 +142,43 @@ def test_start_and_stop_with_the_admin_key(ab_server) -> None:
             {"name": "d32", "backend": "accelerated", "params": {"max_draft": 32}, "weight": 1},
         ],
     }
-    assert httpx.post(ab_server.url + "/v1/experiments", json=other).status_code == 401
-    started = httpx.post(ab_server.url + "/v1/experiments", json=other, headers=ADMIN)
+    url = ab_server.url + "/v1/experiments"
+    assert httpx.post(url, json=other).status_code == 401
+    ab = arm_numbers(report(ab_server))
+    assert sum(requests for requests, _ in ab.values()) > 0
+    refused = httpx.post(url, json=other, headers=ADMIN)
+    assert refused.status_code == 409 and refused.json()["error"]["reason"] == "conflict"
+    assert (
+        "'ab' is running" in refused.json()["error"]["message"] and "replace=true" in refused.json()["error"]["message"]
+    )
+    assert report(ab_server)["status"] == "running"
+    started = httpx.post(url, params={"replace": "true"}, json=other, headers=ADMIN)
     assert started.status_code == 201 and started.json()["running"]
+    assert started.json()["weights"] == {"accelerated": 50.0, "d32": 50.0}  # the file's 1:1, as shares
+    replaced = report(ab_server, "ab")
+    assert replaced["status"] == "stopped" and replaced["stopped_at"] >= replaced["started_at"]
+    assert arm_numbers(replaced) == ab
     served = {
         post(ab_server, "/v1/correct", {"text": "i saw a apple.", "client": {"user_id": f"d{i}"}}).json()["arm"]
         for i in range(20)
     }
     assert served == {"accelerated", "d32"}
-    stopped = httpx.post(ab_server.url + "/v1/experiments/draft/stop", headers=ADMIN)
+    assert arm_numbers(report(ab_server, "ab")) == ab  # the new experiment's requests are not the old one's
+    stopped = httpx.post(url + "/draft/stop", headers=ADMIN)
     assert stopped.status_code == 200 and not stopped.json()["running"]
     after = post(ab_server, "/v1/correct", {"text": "i saw a apple.", "client": {"user_id": "d1"}}).json()
     assert after["arm"] == "accelerated" and "experiment" not in after
-    assert report(ab_server, "draft")["status"] == "stopped"
-    again = httpx.post(ab_server.url + "/v1/experiments", json=EXPERIMENT, headers=ADMIN)
+    draft = report(ab_server, "draft")
+    assert draft["status"] == "stopped" and sum(arm["requests"] for arm in draft["arms"]) == 20
+    again = httpx.post(url, json=EXPERIMENT, headers=ADMIN)  # nothing runs: no replace needed
     assert again.status_code == 201
+    assert sum(requests for requests, _ in arm_numbers(report(ab_server, "ab")).values()) == 0  # afresh
+    assert arm_numbers(report(ab_server, "draft")) == arm_numbers(draft)  # still readable
+
+
+def arm_numbers(body: dict) -> dict[str, tuple[int, float | None]]:
+    """Per arm of a report: requests, and the p50 latency."""
+    return {arm["name"]: (arm["requests"], arm["latency_ms"]["p50"]["value"]) for arm in body["arms"]}
 
 
 def test_a_bad_experiment_file_stops_start_up(tmp_path: Path) -> None:
@@ -161,3 +189,61 @@ def test_a_bad_experiment_file_stops_start_up(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError) as error:
         start_server(tmp_path, experiment=path)
     assert "exited with 2" in str(error.value) and "arms.0.weight" in str(error.value)
+
+
+def test_weights_are_shares_and_the_arms_left_out_share_the_rest(ab_server) -> None:
+    """Bodies sent as `curl -d` sends them (a form's Content-Type) are read as JSON; one arm named takes
+    its share and the others share the rest; refusals name the arms; only the users the change needs move."""
+    form = {**ADMIN, "content-type": "application/x-www-form-urlencoded"}
+    arms = [
+        {"name": "accelerated", "weight": 2},
+        {"name": "autoregressive", "weight": 1},
+        {"name": "d32", "backend": "accelerated", "params": {"max_draft": 32}, "weight": 1},
+    ]
+    started = httpx.post(
+        ab_server.url + "/v1/experiments?replace=true",
+        content=json.dumps({"name": "shares", "arms": arms}),
+        headers=form,
+    )
+    assert started.status_code == 201
+    assert started.json()["weights"] == {"accelerated": 50.0, "autoregressive": 25.0, "d32": 25.0}
+    names = [arm["name"] for arm in arms]
+    users = [f"s{i}" for i in range(60)]
+
+    def served() -> dict[str, str]:
+        return {
+            u: post(ab_server, "/v1/correct", {"text": "a b.", "client": {"user_id": u}}).json()["arm"] for u in users
+        }
+
+    table = initial_table([50, 25, 25])
+    before = served()
+    assert before == {u: names[table[bucket_of("shares", u)]] for u in users}
+    url = f"{ab_server.url}/v1/experiments/shares/weights"
+    changed = httpx.put(url, content='{"weights": {"accelerated": 90}}', headers=form)
+    assert changed.status_code == 200
+    assert changed.json()["weights"] == {"accelerated": 90.0, "autoregressive": 5.0, "d32": 5.0}
+    after = served()
+    table = rebalance(table, [90, 5, 5])
+    assert after == {u: names[table[bucket_of("shares", u)]] for u in users}
+    assert {before[u] for u in users if after[u] != before[u]} <= {"autoregressive", "d32"}
+    assert {after[u] for u in users if after[u] != before[u]} == {"accelerated"}
+
+    for bad, words in (
+        ({"accelerated": 90, "autoregressive": 20}, ["over 100", "accelerated 90, autoregressive 20"]),
+        ({"accelerated": 50, "autoregressive": 30, "d32": 10}, ["every arm must add up to 100, not 90"]),
+    ):
+        refused = httpx.put(url, json={"weights": bad}, headers=ADMIN)
+        assert refused.status_code == 400 and refused.json()["error"]["reason"] == "invalid_weights"
+        assert all(word in refused.json()["error"]["message"] for word in words), refused.json()
+    assert httpx.put(url, json={"weights": {"accelerated": 100}}, headers=ADMIN).json()["weights"] == {
+        "accelerated": 100.0,
+        "autoregressive": 0.0,
+        "d32": 0.0,
+    }
+    nowhere = httpx.put(url, json={"weights": {"accelerated": 60}}, headers=ADMIN)
+    assert nowhere.status_code == 400
+    assert "left out (autoregressive, d32), but their weights are 0" in nowhere.json()["error"]["message"]
+    not_json = httpx.put(url, content="weights[accelerated]=90", headers=form)
+    assert not_json.status_code == 422 and not_json.json()["error"]["reason"] == "invalid"
+    assert not_json.json()["error"]["message"].startswith("body: not JSON (Expecting value at character 0)")
+    assert httpx.post(ab_server.url + "/v1/experiments/shares/stop", headers=ADMIN).status_code == 200

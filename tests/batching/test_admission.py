@@ -1,9 +1,12 @@
-"""Admission control and shadow jobs in the local batcher, with a runner the test opens and closes."""
+"""Admission control and shadow jobs in the local batcher, with a runner the test opens and closes, and
+with a real engine (the tiny test model): an idle queue serves what the estimate would refuse."""
 
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -19,6 +22,26 @@ from service.batching import (
     deadline_in,
 )
 from service.batching.admission import ServiceRate, retry_after_header
+from service.engine.engine import Engine
+from service.experiments.arms import Arm
+from service.pipeline.queues import LocalQueues
+from tests.conftest import FIXTURE_MODEL
+from tests.engine.conftest import SENTENCES
+
+# Start-up's batches of the bundled model's accelerated queue on the 2-core machine, as (seconds,
+# tokens): three of one sentence and one of eight, every queue's at once on the one engine. Run
+# alone later, the same batches cost 3 to 8 times less.
+STARTUP = [(0.089, 11), (0.064, 11), (0.117, 11), (0.21, 88)]
+
+
+def essay(chars: int = 18_000) -> list[str]:
+    """The sentences of an essay of about ``chars`` characters (pairs of the engine tests' sentences)."""
+    pool = [sentence for sentence in SENTENCES if len(sentence) > 1]
+    sentences: list[str] = []
+    while sum(len(sentence) + 1 for sentence in sentences) < chars:
+        i = len(sentences)
+        sentences.append(f"{pool[i % len(pool)]} {pool[i // len(pool) % len(pool)]}")
+    return sentences
 
 
 class Gate:
@@ -37,7 +60,7 @@ class Gate:
 
 
 def test_service_rate_learns_from_batches() -> None:
-    rate = ServiceRate(prior_s_per_token=0.5)
+    rate = ServiceRate(prior_s_per_token=0.5, half_life=math.inf)  # every batch counts the same
     assert not rate.measured and rate.seconds_for(10, 1) == 5.0
     rate.record(1.0, 100)  # the first batch replaces the prior
     assert rate.measured and rate.s_per_token == pytest.approx(0.01)
@@ -63,7 +86,70 @@ def test_a_batch_has_a_fixed_cost_once_two_sizes_are_seen() -> None:
     noisy = ServiceRate()
     noisy.record(0.5, 10)
     noisy.record(0.1, 100)  # bigger and faster: no line with a positive slope, so proportional
-    assert noisy.fixed_s == 0.0 and noisy.s_per_token == pytest.approx(0.6 / 110)
+    older = 0.5 ** (1 / 8)  # the first batch's weight, one batch later
+    assert noisy.fixed_s == 0.0 and noisy.s_per_token == pytest.approx((older * 0.5 + 0.1) / (older * 10 + 100))
+
+
+def test_batches_run_in_other_conditions_fade_from_the_cost() -> None:
+    """After start-up's slow batches, a dozen batches at the real cost bring the estimate of a backlog to
+    the real cost; counted as much as the new ones, they kept it near twice that."""
+    real_fixed, real_per_token = 0.005, 0.0003
+
+    def cost(tokens: float, batches: int) -> float:
+        return batches * real_fixed + tokens * real_per_token
+
+    estimates = {}
+    for half_life in (8.0, math.inf):
+        rate = ServiceRate(half_life=half_life)
+        for seconds, tokens in STARTUP:
+            rate.record(seconds, tokens)
+        assert rate.seconds_for(5000, 1, 30) > 4 * cost(5000, 30)
+        for i in range(12):
+            tokens = (40, 120, 200, 160)[i % 4]
+            rate.record(cost(tokens, 1), tokens)
+        estimates[half_life] = rate.seconds_for(5000, 1, 30)
+    assert estimates[8.0] == pytest.approx(cost(5000, 30), rel=0.1)
+    assert estimates[math.inf] > 1.5 * cost(5000, 30)
+
+
+def test_an_idle_queue_serves_an_essay_its_estimate_would_refuse() -> None:
+    """Issue 26: after start-up, an 18,000-character essay on an idle server got 503 ("needs about 5.05 s"
+    for about 1 s of work). Start-up's slow batches priced the essay's own work, and nothing else was
+    waiting. An idle queue now admits it and serves it in time; behind other work, the estimate applies,
+    and once real batches have run it is what the work costs."""
+    engine = Engine(FIXTURE_MODEL)
+    sources = [tokens for tokens in engine.codec.encode_batch(essay()) if tokens]
+    tokens = sum(len(source) for source in sources)
+
+    def jobs(seconds: float) -> list[Job]:
+        deadline = deadline_in(seconds)
+        return [Job(tokens=source, priority=Priority.BULK, deadline=deadline) for source in sources]
+
+    async def main() -> None:
+        queues = LocalQueues([engine], BatchPolicy(max_batch_size=8, max_wait_ms=2, max_queue=1024), None)
+        await queues.start()
+        batcher = queues.get(Arm.of_backend("accelerated"))
+        for seconds, batch_tokens in STARTUP:
+            batcher.rate.record(seconds, batch_tokens)
+        assert batcher.estimated_wait(tokens, Priority.BULK, len(sources)) > 5.0  # over half of a 10 s deadline
+        started = time.monotonic()
+        first = asyncio.ensure_future(batcher.submit_many(jobs(10.0)))
+        await asyncio.sleep(0)  # admitted: the queue was idle
+        with pytest.raises(WouldMissDeadlineError):  # the same behind it, priced at start-up's cost
+            await batcher.submit_many(jobs(10.0))
+        assert len(await first) == len(sources) and time.monotonic() - started < 10.0
+
+        started = time.monotonic()
+        ahead = asyncio.ensure_future(batcher.submit_many(jobs(60.0)))
+        await asyncio.sleep(0)
+        estimate = batcher.estimated_wait(tokens, Priority.BULK, len(sources))
+        behind = await batcher.submit_many(jobs(60.0))
+        took = time.monotonic() - started
+        assert len(await ahead) == len(behind) == len(sources)
+        assert took / 3 < estimate < 3 * took, (estimate, took)
+        await queues.stop(timeout=5)
+
+    asyncio.run(main())
 
 
 def test_work_that_would_miss_its_deadline_is_refused_at_once() -> None:

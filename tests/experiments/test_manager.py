@@ -1,4 +1,5 @@
-"""Routing and the experiment's own numbers: overrides, stickiness, weights at run time, shadow, reports."""
+"""Routing and the experiment's own numbers: overrides, stickiness, weights at run time, shadow, reports;
+starting one while another runs, and stopped experiments' numbers, in the process and in a real Redis."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import pytest
 
 from service.experiments.arms import UnknownArmError
 from service.experiments.definition import ExperimentDefinition
-from service.experiments.manager import ExperimentManager, NoSuchExperimentError
-from service.experiments.store import LocalStore
+from service.experiments.manager import ExperimentManager, ExperimentRunningError, NoSuchExperimentError
+from service.experiments.store import LocalStore, RedisStore
+from tests.conftest import REDIS_URL
 
 DEFINITION = ExperimentDefinition.model_validate(
     {
@@ -23,6 +25,16 @@ DEFINITION = ExperimentDefinition.model_validate(
             {"name": "draft32", "backend": "accelerated", "params": {"max_draft": 32}, "weight": 0},
         ],
         "shadow": {"arm": "autoregressive", "sample_rate": 0.25},
+    }
+)
+OTHER = ExperimentDefinition.model_validate(
+    {
+        "name": "other",
+        "arms": [
+            {"name": "accelerated", "weight": 1},
+            {"name": "d32", "backend": "accelerated", "params": {"max_draft": 32}, "weight": 3},
+        ],
+        "shadow": {"arm": "autoregressive", "sample_rate": 1.0},
     }
 )
 
@@ -74,7 +86,7 @@ def test_a_weight_change_moves_only_the_users_it_must() -> None:
     assert abs(len(moved) / len(users) - 0.30) < 0.03
     with pytest.raises(ValueError, match="negative"):
         asyncio.run(experiments.set_weights("ab", {"accelerated": -1}))
-    with pytest.raises(ValueError, match="zero"):
+    with pytest.raises(ValueError, match=r"left out \(draft32\), but their weights are 0"):
         asyncio.run(experiments.set_weights("ab", {"accelerated": 0, "autoregressive": 0}))
     with pytest.raises(UnknownArmError):
         asyncio.run(experiments.set_weights("ab", {"quantum": 1}))
@@ -118,3 +130,84 @@ def test_stopping_routes_to_the_default_and_keeps_the_numbers() -> None:
         asyncio.run(experiments.stop("ab"))
     restarted = asyncio.run(experiments.start(DEFINITION))
     assert restarted.version == 3 and asyncio.run(experiments.report("ab"))["arms"][0]["requests"] == 0
+
+
+def serve(experiments: ExperimentManager, users: range, seconds: float = 0.01) -> None:
+    """Requests of ``users`` assigned by the running experiment, recorded as served in ``seconds``."""
+    for i in users:
+        experiments.record(experiments.route(None, f"user-{i}", None, False), seconds, "ok", 1)
+
+
+def numbers(report: dict) -> dict[str, tuple[int, float | None]]:
+    return {arm["name"]: (arm["requests"], arm["latency_ms"]["p50"]["value"]) for arm in report["arms"]}
+
+
+def test_another_experiment_starts_only_in_place_of_the_running_one_whose_numbers_stay() -> None:
+    experiments = manager()
+    serve(experiments, range(100))
+    ab = asyncio.run(experiments.report("ab"))
+    with pytest.raises(ExperimentRunningError, match="'ab' is running"):
+        asyncio.run(experiments.start(OTHER))
+    assert experiments.state.name == "ab" and experiments.state.running
+    other = asyncio.run(experiments.start(OTHER, replace=True))
+    assert other.weights == {"accelerated": 25.0, "d32": 75.0}  # the file's 1:3, as shares
+    routes = [experiments.route(None, f"user-{i}", None, False) for i in range(10)]
+    assert {r.experiment for r in routes} == {"other"} and {r.arm.name for r in routes} == {"accelerated", "d32"}
+    route = next(r for r in routes if r.arm.name == "d32")
+    serve(experiments, range(40), 0.02)
+    experiments.record_shadow(route, [("a b", "A b", "A b.")])
+    replaced = asyncio.run(experiments.report("ab"))
+    assert replaced["status"] == "stopped" and replaced["stopped_at"] >= replaced["started_at"]
+    assert numbers(replaced) == numbers(ab) and sum(r for r, _ in numbers(ab).values()) == 100
+    assert replaced["sample_ratio"] == ab["sample_ratio"]
+    # Stopped, then another started: no replace needed, and both stay readable.
+    asyncio.run(experiments.stop("other"))
+    with pytest.raises(NoSuchExperimentError):
+        asyncio.run(experiments.set_weights("other", {"d32": 50}))
+    stopped = asyncio.run(experiments.report("other"))
+    assert sum(r for r, _ in numbers(stopped).values()) == 40
+    assert stopped["shadow"]["pairs"][0]["compared"] == 1  # d32 is no backend: its arm is the stopped one's
+    asyncio.run(experiments.start(DEFINITION))  # the same name as a stopped one: afresh
+    assert sum(r for r, _ in numbers(asyncio.run(experiments.report("ab"))).values()) == 0
+    assert numbers(asyncio.run(experiments.report("other"))) == numbers(stopped)
+    with pytest.raises(NoSuchExperimentError):
+        asyncio.run(experiments.report("never"))
+
+
+def test_replicas_keep_a_replaced_experiments_numbers_in_redis(redis_prefix: str) -> None:
+    """Two replicas share one experiment through a real Redis; one replaces it with another: both still
+    read the old one's numbers merged over both. All of this happens before either replica's first
+    periodic publish (a second after it opened): each replica's numbers reach Redis as it leaves."""
+
+    async def scenario() -> None:
+        replicas = [
+            ExperimentManager("accelerated", RedisStore(REDIS_URL, redis_prefix), name) for name in ("r1", "r2")
+        ]
+        try:
+            for replica in replicas:
+                await replica.open(DEFINITION)
+            first, second = replicas
+            serve(first, range(30))
+            serve(second, range(30, 50))
+            with pytest.raises(ExperimentRunningError):
+                await second.start(OTHER)
+            serve(first, range(50, 60))
+            await second.start(OTHER, replace=True)
+            for _ in range(50):
+                await asyncio.sleep(0.1)
+                if first.state.name == "other":
+                    break
+            assert first.state.name == "other"
+            for replica in replicas:
+                report = await replica.report("ab")
+                assert report["status"] == "stopped" and report["scope"] == "cluster"
+                assert report["replicas"]["reporting"] == 2
+                assert sum(arm["requests"] for arm in report["arms"]) == 60
+                assert sum(arm["assigned"] for arm in report["arms"]) == 60
+            serve(first, range(5))
+            assert sum(arm["requests"] for arm in (await second.report("ab"))["arms"]) == 60
+        finally:
+            for replica in replicas:
+                await replica.close()
+
+    asyncio.run(scenario())

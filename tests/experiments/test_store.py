@@ -1,4 +1,5 @@
-"""The experiment stores: in-process, and in a real Redis (state with optimistic writes, published numbers)."""
+"""The experiment stores: in-process, and in a real Redis (state with optimistic writes, published numbers,
+stopped experiments kept by name)."""
 
 from __future__ import annotations
 
@@ -51,5 +52,31 @@ def test_redis_keeps_every_replicas_numbers(redis_prefix: str) -> None:
         finally:
             await first.close()
             await second.close()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("kind", ["local", "redis"])
+def test_a_stopped_experiment_is_kept_with_the_change_that_stopped_it(kind: str, redis_prefix: str) -> None:
+    async def scenario() -> None:
+        store = LocalStore() if kind == "local" else RedisStore(REDIS_URL, redis_prefix)
+        try:
+            state = ExperimentState.begin(DEFINITION)
+            await store.save(state, 0)
+            assert await store.retired("ab") is None
+            other = ExperimentState.begin(DEFINITION.model_copy(update={"name": "other"}), version=state.version + 1)
+            stopped = state.stopped()
+            with pytest.raises(ConflictError):  # a refused write keeps nothing
+                await store.save(other, state.version + 5, retired=stopped)
+            assert await store.retired("ab") is None
+            await store.save(other, state.version, retired=stopped)
+            kept = await store.retired("ab")
+            assert kept == stopped and not kept.running and kept.stopped_at is not None
+            assert (await store.load()).name == "other"
+            await store.publish("ab", "r1", {"replica": "r1"})
+            await store.forget("ab")  # an experiment of the same name starts afresh
+            assert await store.retired("ab") is None and await store.collect("ab") == []
+        finally:
+            await store.close()
 
     asyncio.run(scenario())
