@@ -1,14 +1,23 @@
 """Service configuration from ``GECSERVE_*`` environment variables (pydantic-settings).
 
-Every field is documented here and listed in the README's configuration table.
+Every field is documented here and listed in the README's configuration table. Settings that cannot
+work are a ``SettingError``: a value that does not validate (``load_settings``), a model folder that is
+not one (``check_model``), a port that cannot be listened on (``listen``). Its message is one line
+naming each setting as it was given (its command-line flag, else its environment variable) and what is
+wrong with it, which the commands print before exiting with status 2.
 """
 
 from __future__ import annotations
 
+import errno
+import json
+import logging
+import socket
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from service.experiments.arms import BACKENDS
@@ -24,8 +33,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GECSERVE_", extra="ignore")
 
     host: str = Field("0.0.0.0", description="interface the HTTP and gRPC servers bind")
-    http_port: int = Field(8000, description="HTTP port (0 = any free port)")
-    grpc_port: int = Field(50051, description="gRPC port (0 = any free port; -1 = no gRPC server)")
+    http_port: int = Field(8000, ge=0, le=65535, description="HTTP port (0 = any free port)")
+    grpc_port: int = Field(50051, ge=-1, le=65535, description="gRPC port (0 = any free port; -1 = no gRPC server)")
     model_path: Path = Field(DEFAULT_MODEL, description="model folder (manifest.json, tokenizer, ONNX graphs)")
     model_variant: str | None = Field(None, description="model variant (default: the manifest's, int8 when shipped)")
     default_backend: str = Field(
@@ -63,8 +72,9 @@ class Settings(BaseSettings):
         0.5,
         ge=0,
         le=1,
-        description="503 at once when the queued work ahead is estimated to take more than this share of the "
-        "time left to the deadline (0 = off)",
+        description="503 at once when the queued work ahead and the request's own are estimated to take more than "
+        "this share of the time left to the deadline, never on an idle queue (nothing queued ahead, nothing running) "
+        "(0 = off)",
     )
     request_timeout_s: float = Field(10.0, gt=0, description="deadline of a request (504 past it)")
     max_text_chars: int = Field(20_000, ge=1, description="longest text accepted (413 above)")
@@ -72,6 +82,13 @@ class Settings(BaseSettings):
     interactive_max_chars: int = Field(2_000, ge=1, description="requests up to this size are served first")
     cache_size: int = Field(50_000, ge=0, description="sentences kept by the in-memory cache (0 = off)")
     drain_timeout_s: float = Field(20.0, ge=0, description="graceful shutdown: time to finish in-flight work")
+    shutdown_delay_s: float = Field(
+        0.0,
+        ge=0,
+        description="graceful shutdown: after SIGTERM, readiness answers 503 but requests are still served this "
+        "long, so that load balancers polling `/readyz` stop sending first; then the drain (Kubernetes: the "
+        "gateway's preStop sleep does this instead)",
+    )
     keep_alive_s: int = Field(
         75,
         ge=1,
@@ -149,7 +166,105 @@ class Settings(BaseSettings):
             raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
         return name
 
+    @field_validator("log_level")
+    @classmethod
+    def _log_level(cls, level: str) -> str:
+        if level.upper() not in logging.getLevelNamesMapping():
+            raise ValueError(f"not a log level; choose one of {', '.join(sorted(logging.getLevelNamesMapping()))}")
+        return level
+
+    @field_validator("redis_url", "queue_url")
+    @classmethod
+    def _redis_url(cls, url: str | None) -> str | None:
+        from redis.connection import parse_url  # redis-py's own reading of the URL
+
+        if url is not None:
+            parse_url(url)  # ValueError: not a Redis URL
+        return url
+
 
 def strategies(value: str) -> list[str]:
     """A comma-separated list of strategy names, blanks ignored."""
     return [name.strip() for name in value.split(",") if name.strip()]
+
+
+SECRET_FIELDS = frozenset({"admin_key", "api_keys"})  # their values are never repeated in a message
+
+
+def setting_name(field: str, flags: Mapping[str, str]) -> str:
+    """How a setting was given: its command-line flag when ``flags`` (field -> flag, the flags given) has it,
+    else its environment variable."""
+    return flags.get(field) or f"GECSERVE_{field.upper()}"
+
+
+class SettingError(Exception):
+    """Settings that cannot work; the message is one line, each setting's name and its problem."""
+
+
+def load_settings(given: Mapping[str, Any], flags: Mapping[str, str] | None = None) -> Settings:
+    """The settings: the environment's, with the ``given`` values (of command-line flags, by field) over them.
+    ``SettingError`` names every one that does not validate, by its flag (``flags``) or environment variable."""
+    flags = flags or {}
+    try:
+        return Settings(**given)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors():
+            field = str(item["loc"][0]) if item["loc"] else ""
+            message = item["msg"].removeprefix("Value error, ")
+            value = "" if field in SECRET_FIELDS else f"={json.dumps(item['input'], default=str)}"
+            problems.append(f"{setting_name(field, flags)}{value}: {message}")
+        raise SettingError("; ".join(problems)) from error
+
+
+def check_model(
+    settings: Settings, flags: Mapping[str, str] | None = None, decodes: bool = True, preprocesses: bool = True
+) -> None:
+    """``SettingError`` unless ``model_path`` is a model folder whose manifest reads, ``model_variant`` (when set)
+    is one of its variants, and the files it names are there: the tokenizer, the variant's graphs where this
+    process ``decodes``, the spelling stage's where it ``preprocesses`` with spelling on."""
+    from service.engine.manifest import ModelManifest  # the engine's reading of manifest.json
+
+    flags = flags or {}
+    path, where = settings.model_path, setting_name("model_path", flags)
+    if not path.is_dir():
+        raise SettingError(f"{where}: {path}: {'not a folder' if path.exists() else 'no such folder'}")
+    if not (path / "manifest.json").is_file():
+        raise SettingError(f"{where}: {path} is not a model folder: it has no manifest.json")
+    try:
+        manifest = ModelManifest.load(path)
+    except (OSError, ValueError, TypeError) as error:
+        raise SettingError(f"{where}: {path / 'manifest.json'} cannot be read: {error}") from error
+    variant = settings.model_variant or manifest.default_variant
+    if variant not in manifest.variants:
+        known = ", ".join(sorted(manifest.variants))
+        name = setting_name("model_variant", flags) if settings.model_variant else where
+        raise SettingError(f"{name}: the model at {path} has no variant {variant!r} (it has {known})")
+    needed = [manifest.tokenizer]
+    if decodes:
+        needed += manifest.variants[variant].values()
+    if preprocesses and settings.spelling:
+        needed += [manifest.vocabulary, manifest.spelling_model]
+    missing = [file for file in needed if file is not None and not (path / file).is_file()]
+    if missing:
+        raise SettingError(f"{where}: {path} lacks {', '.join(missing)}, named by its manifest.json")
+
+
+def listen(host: str, port: int, field: str, flags: Mapping[str, str] | None = None) -> socket.socket:
+    """A socket listening on ``host:port``, the port of the setting ``field``; ``SettingError`` naming the
+    host or the port (by its flag in ``flags``, else its environment variable) when it cannot."""
+    flags = flags or {}
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as error:
+        raise SettingError(f"{setting_name('host', flags)}: {host}: {error.strerror}") from error
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn and gRPC bind
+        sock.bind(address)
+        sock.listen()
+    except OSError as error:
+        sock.close()
+        name = setting_name("host" if error.errno == errno.EADDRNOTAVAIL else field, flags)
+        raise SettingError(f"{name}: cannot listen on {host}:{port}: {error.strerror}") from error
+    return sock

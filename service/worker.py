@@ -10,6 +10,9 @@ this module builds the engine, each queue's ``WorkerSession`` and the metrics ar
 reading, finish what is held, leave. As in the gateway's own queues, the memory decoding used goes
 back to the system once the worker is idle. Prometheus metrics (batch sizes, decoding times, jobs
 answered by outcome, claimed and dead-lettered jobs) are served on ``--metrics-port`` when given.
+Settings that cannot work (a value that does not validate, a model folder that is not one, a metrics
+port in use) stop it before the model is loaded, with one line on stderr naming the setting and the
+problem, and exit status 2.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import threading
 import uuid
 from pathlib import Path
@@ -32,7 +36,7 @@ from service.batching import BatchPolicy, Job
 from service.batching.session import Deliver
 from service.batching.stream_worker import ConsumerEvents, StreamConsumer
 from service.batching.streams import StreamKeys
-from service.config import Settings
+from service.config import SettingError, Settings, check_model, listen, load_settings
 from service.engine.allocator import keep_freed_blocks
 from service.engine.decoding.types import decoding_from_json
 from service.engine.engine import Engine
@@ -87,7 +91,7 @@ class WorkerSession:
 
 
 async def work(settings: Settings, url: str, queues: list[str] | None, metrics_port: int | None) -> None:
-    """Serve until SIGTERM/SIGINT."""
+    """Serve the job streams at ``url`` until SIGTERM/SIGINT."""
     session = SessionSettings(
         provider=settings.provider,
         intra_op_threads=settings.ort_threads,
@@ -154,7 +158,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arm", action="append", default=None, help="a queue to serve (repeat; default: all)")
     parser.add_argument("--metrics-port", type=int, default=None, help="serve Prometheus metrics on this port")
     args = parser.parse_args(argv)
-    settings = Settings(**({"model_path": args.model} if args.model is not None else {}))
+    given = {"queue_url": args.redis} | ({"model_path": args.model} if args.model is not None else {})
+    flags = {"queue_url": "--redis"} | ({"model_path": "--model"} if args.model is not None else {})
+    try:
+        settings = load_settings(given, flags)
+        check_model(settings, flags, preprocesses=False)
+        if args.metrics_port is not None:  # served once the engine is warm; is anything listening there now?
+            listen("0.0.0.0", args.metrics_port, "metrics_port", {"metrics_port": "--metrics-port"}).close()
+    except SettingError as error:
+        print(f"gecserve worker: {error}", file=sys.stderr)
+        return 2
     configure_logging(settings.log_level)
     asyncio.run(work(settings, args.redis, args.arm, args.metrics_port))
     return 0

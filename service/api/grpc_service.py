@@ -229,7 +229,7 @@ def create_grpc_server(
     """A grpc.aio server with the Corrector, health and reflection services bound to ``address``; calls
     are admitted by ``access`` (by default the settings' keys and limits)."""
     access = access or AccessControl.from_settings(pipeline.settings, pipeline.metrics)
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])  # a port in use is an error, never shared
     server.add_generic_rpc_handlers((_handlers(CorrectorService(pipeline, access)),))
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

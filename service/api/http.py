@@ -2,11 +2,13 @@
 
 Every error, on every route, has one shape: ``{"error": {"reason", "message", "request_id"}}``
 (``responses.py``). Around the routes, outermost first, plain ASGI middlewares: the request id
-(``request_ids.py``), CORS when ``GECSERVE_CORS_ORIGINS`` names origins (Starlette's), API keys and
-rate limits (``access.py``), and the request-body limit (``limits.py``), which counts bytes as they
-arrive, so a chunked upload is cut off at the limit instead of being read in full first. (No ``from __future__ import
-annotations`` here: FastAPI reads the generate route's body model, made for the served model, from
-its annotation.)
+(``request_ids.py``); ``Connection: close`` on every answer while the service drains (after SIGTERM a
+client's pooled connection is closed after its answer, so its next request opens a connection to a
+replica that is not leaving, and never races the server closing the connection idle); CORS when
+``GECSERVE_CORS_ORIGINS`` names origins (Starlette's); API keys and rate limits (``access.py``); and the
+request-body limit (``limits.py``), which counts bytes as they arrive, so a chunked upload is cut off at
+the limit instead of being read in full first. (No ``from __future__ import annotations`` here: FastAPI
+reads the generate route's body model, made for the served model, from its annotation.)
 """
 
 from typing import Any
@@ -16,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import PlainTextResponse, Response
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.api import schemas
 from service.api.access import AccessControl, AccessMiddleware, declare_refusals
@@ -67,8 +70,40 @@ METRICS_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 # The route label of a request refused before it reached the pipeline, by path.
 ROUTES = {"/v1/correct": "correct", "/v1/generate": "generate"}
-# Reasons of errors raised by the web framework itself, by status.
-FRAMEWORK_REASONS = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}
+# Reasons of errors raised by the web framework itself, by status (a body it cannot read, 400, is answered
+# 422 invalid, as invalid JSON is).
+FRAMEWORK_REASONS = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
+
+
+def _unreadable(cause: BaseException | None) -> str:
+    """Why FastAPI could not read a request body (``cause``: what it raised)."""
+    if isinstance(cause, UnicodeDecodeError):
+        return f"the request body is not UTF-8 (byte {cause.start}: {cause.reason})"
+    if isinstance(cause, RecursionError):
+        return "the request body is not valid JSON: it is nested too deeply"
+    if cause is None:
+        return "the request body could not be read"
+    return f"the request body could not be read ({type(cause).__name__})"
+
+
+class CloseWhileDraining:
+    """``Connection: close`` on the answers to requests that arrive while ``pipeline`` drains."""
+
+    def __init__(self, app: ASGIApp, pipeline: Pipeline) -> None:
+        self.app = app
+        self.pipeline = pipeline
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not self.pipeline.draining:
+            await self.app(scope, receive, send)
+            return
+
+        async def send_closing(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", ()), (b"connection", b"close")]
+            await send(message)
+
+        await self.app(scope, receive, send_closing)
 
 
 def _correction_model(correction: Correction) -> dict[str, Any]:
@@ -116,6 +151,7 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
             expose_headers=[REQUEST_ID_HEADER, ARM_HEADER, EXPERIMENT_HEADER, "Retry-After"],
             max_age=600,
         )
+    app.add_middleware(CloseWhileDraining, pipeline=pipeline)
     app.add_middleware(RequestIds)
     generate_body = schemas.generate_body(pipeline.max_new_tokens)
 
@@ -127,9 +163,9 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
 
     @app.exception_handler(HTTPException)
     async def framework_error(request: Request, error: HTTPException) -> Response:
-        if isinstance(error.__cause__, UnicodeDecodeError):
-            cause = error.__cause__
-            return error_response(422, "invalid", f"the request body is not UTF-8 (byte {cause.start}: {cause.reason})")
+        if error.status_code == 400:  # FastAPI could not read the body: a body that is not JSON is invalid
+            pipeline.refused("http", ROUTES.get(request.url.path, "other"), InvalidRequestError.reason)
+            return error_response(422, InvalidRequestError.reason, _unreadable(error.__cause__))
         reason = FRAMEWORK_REASONS.get(error.status_code, "http_error")
         return error_response(error.status_code, reason, str(error.detail), headers=error.headers)
 

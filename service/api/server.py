@@ -6,56 +6,72 @@
 
 Both servers listen at once; ``/healthz`` answers at once, ``/readyz`` and gRPC health turn
 ready only after the model is loaded and every arm is warmed up. SIGTERM or SIGINT: readiness
-turns off, the servers stop accepting, in-flight requests finish, queued jobs drain. A bad
-experiment file, or a bad API key entry, stops start-up with a message naming the field or line
-(exit status 2). HTTP and gRPC share one access control, so a key's rate limit counts both.
+turns off at once (``/readyz`` 503, gRPC health NOT_SERVING) while both servers keep listening,
+and HTTP answers say ``Connection: close`` (clients reconnect, to a replica that is not leaving).
+Requests are still served for ``GECSERVE_SHUTDOWN_DELAY_S`` (0 by default), so that load balancers
+that poll readiness stop sending first; then new requests get 503 ``not_ready`` (gRPC UNAVAILABLE)
+while those in flight finish, for up to ``GECSERVE_DRAIN_TIMEOUT_S``; then the listeners close,
+whatever is still running is cancelled, and queued jobs drain. Settings that cannot work (a value
+that does not validate, a model folder that is not one, a port in use, a bad experiment file or API
+key entry) stop start-up with one line on stderr naming the setting (its flag, else its environment
+variable) and the problem, and exit status 2. HTTP and gRPC share one access control, so a key's
+rate limit counts both.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import signal
+import socket
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import grpc
 import uvicorn
 from grpc_health.v1 import health_pb2
+from grpc_health.v1.health import HealthServicer
 
 from service.api.access import AccessControl
 from service.api.auth import KeyFileError, load_keys
 from service.api.grpc_service import SERVICE_NAME, create_grpc_server
 from service.api.http import create_app
-from service.config import Settings
+from service.config import SettingError, Settings, check_model, listen, load_settings, setting_name
 from service.experiments.definition import ExperimentFileError, load_experiment
 from service.observability.logging import configure_logging
 from service.pipeline.pipeline import Pipeline
 
 log = logging.getLogger("gecserve")
 
+DRAIN_POLL_S = 0.05  # how often the drain looks at what is still in flight (and the least time left to finish)
 
-async def serve(settings: Settings) -> None:
-    """Run until SIGTERM/SIGINT, then shut down gracefully."""
+
+class _HttpServer(uvicorn.Server):
+    """uvicorn's server without its signal handlers (which close the listener at the first SIGTERM):
+    ``serve`` owns SIGTERM and SIGINT and says when the listener closes."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def serve(settings: Settings, listener: socket.socket, flags: Mapping[str, str] | None = None) -> None:
+    """Serve HTTP on ``listener`` and gRPC until SIGTERM/SIGINT, then drain (the module docstring)."""
     pipeline = Pipeline(settings)
     access = AccessControl.from_settings(settings, pipeline.metrics)
     app = create_app(pipeline, access)
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.http_port,
-        log_level="warning",
-        access_log=False,
-        timeout_graceful_shutdown=int(settings.drain_timeout_s) or None,
-        timeout_keep_alive=settings.keep_alive_s,
-    )
-    http = uvicorn.Server(config)
-    http.install_signal_handlers = lambda: None  # this function owns the signals
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_keep_alive=settings.keep_alive_s)
+    http = _HttpServer(config)
     grpc_server = health_servicer = None
     if settings.grpc_port >= 0:
-        grpc_server, health_servicer, grpc_port = create_grpc_server(
-            pipeline, f"{settings.host}:{settings.grpc_port}", access
-        )
+        address = f"{settings.host}:{settings.grpc_port}"
+        try:
+            grpc_server, health_servicer, grpc_port = create_grpc_server(pipeline, address, access)
+        except RuntimeError as error:  # grpc could not bind the address
+            raise SettingError(f"{setting_name('grpc_port', flags or {})}: cannot listen on {address}") from error
         await grpc_server.start()
         log.info("grpc listening", extra={"port": grpc_port})
 
@@ -64,14 +80,16 @@ async def serve(settings: Settings) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
 
-    http_task = asyncio.create_task(http.serve())
+    http_task = asyncio.create_task(http.serve(sockets=[listener]))
+    http_port = listener.getsockname()[1]
+    log.info("http listening", extra={"port": http_port})
 
     async def warm_up() -> None:
         await pipeline.start()
         if health_servicer is not None:
             for name in (SERVICE_NAME, ""):
                 health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-        log.info("ready", extra={"http_port": settings.http_port, "grpc_port": settings.grpc_port})
+        log.info("ready", extra={"http_port": http_port, "grpc_port": settings.grpc_port})
 
     warm_task = asyncio.create_task(warm_up())
     stop_task = asyncio.create_task(stop.wait())
@@ -81,16 +99,7 @@ async def serve(settings: Settings) -> None:
     elif warm_task in done:
         log.error("start-up failed", exc_info=warm_task.exception())
 
-    log.info("shutting down")
-    pipeline.ready = False
-    if health_servicer is not None:
-        health_servicer.enter_graceful_shutdown()
-    http.should_exit = True
-    await asyncio.gather(
-        http_task,
-        grpc_server.stop(settings.drain_timeout_s) if grpc_server else asyncio.sleep(0),
-        return_exceptions=True,
-    )
+    await _drain(settings, pipeline, http, http_task, grpc_server, health_servicer)
     if not warm_task.done():
         warm_task.cancel()
     await pipeline.stop()
@@ -98,6 +107,69 @@ async def serve(settings: Settings) -> None:
     log.info("stopped")
     if warm_task.done() and not warm_task.cancelled() and warm_task.exception() is not None:
         raise SystemExit(1)
+
+
+async def _drain(
+    settings: Settings,
+    pipeline: Pipeline,
+    http: uvicorn.Server,
+    http_task: asyncio.Task[None],
+    grpc_server: grpc.aio.Server | None,
+    health: HealthServicer | None,
+) -> None:
+    """After SIGTERM: readiness off, requests served for the shutdown delay, then refused while those in flight
+    finish (both servers still listening), then both servers stopped, with what is left of the drain timeout."""
+    log.info(
+        "shutting down",
+        extra={"shutdown_delay_s": settings.shutdown_delay_s, "drain_timeout_s": settings.drain_timeout_s},
+    )
+    pipeline.draining = True
+    if health is not None:
+        health.enter_graceful_shutdown()
+    if settings.shutdown_delay_s and pipeline.ready and not http_task.done():
+        await asyncio.sleep(settings.shutdown_delay_s)  # still serving, readiness off
+    pipeline.ready = False  # from here on new requests get 503 not_ready
+    loop = asyncio.get_running_loop()
+    drain_until = loop.time() + settings.drain_timeout_s
+    while (http.server_state.tasks or pipeline.metrics.in_progress_total()) and loop.time() < drain_until:
+        await asyncio.sleep(DRAIN_POLL_S)
+    left = max(drain_until - loop.time(), DRAIN_POLL_S)
+    http.config.timeout_graceful_shutdown = left  # past it uvicorn cancels what is still running
+    http.should_exit = True
+    await asyncio.gather(http_task, grpc_server.stop(left) if grpc_server else asyncio.sleep(0), return_exceptions=True)
+
+
+def _settings(args: argparse.Namespace) -> tuple[Settings, dict[str, str], socket.socket]:
+    """The settings, the flags given (field -> flag) and the HTTP listener; ``SettingError`` for any that
+    cannot work, found before the model is loaded."""
+    given = (
+        ("model_path", "--model", args.model),
+        ("http_port", "--http-port", args.http_port),
+        ("grpc_port", "--grpc-port", args.grpc_port),
+        ("experiment", "--experiment", args.experiment),
+        ("redis_url", "--redis", args.redis),
+        ("queue_url", "--queue", args.queue),
+    )
+    flags = {field: flag for field, flag, value in given if value is not None}
+    settings = load_settings({field: value for field, _, value in given if value is not None}, flags)
+    check_model(settings, flags, decodes=settings.queue_url is None)
+    try:
+        load_keys(settings.api_keys_file, settings.api_keys)
+    except KeyFileError as error:
+        raise SettingError(f"bad API key entry: {error}") from error
+    if settings.experiment is not None:
+        try:
+            load_experiment(settings.experiment)
+        except ExperimentFileError as error:
+            raise SettingError(f"{setting_name('experiment', flags)}: bad experiment file: {error}") from error
+    listener = listen(settings.host, settings.http_port, "http_port", flags)
+    if settings.grpc_port > 0:  # gRPC binds it later; is anything listening there now?
+        try:
+            listen(settings.host, settings.grpc_port, "grpc_port", flags).close()
+        except SettingError:
+            listener.close()
+            raise
+    return settings, flags, listener
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,28 +185,11 @@ def main(argv: list[str] | None = None) -> int:
         "--queue", default=None, help="Redis URL of the job streams: decode on gecserve workers (GECSERVE_QUEUE_URL)"
     )
     args = parser.parse_args(argv)
-    given = (
-        ("model_path", args.model),
-        ("http_port", args.http_port),
-        ("grpc_port", args.grpc_port),
-        ("experiment", args.experiment),
-        ("redis_url", args.redis),
-        ("queue_url", args.queue),
-    )
-    settings = Settings(**{k: v for k, v in given if v is not None})
-    configure_logging(settings.log_level)
     try:
-        load_keys(settings.api_keys_file, settings.api_keys)
-    except KeyFileError as error:
-        log.error("bad API key entry", extra={"error": str(error)})
-        print(f"gecserve serve: bad API key entry: {error}", file=sys.stderr)
+        settings, flags, listener = _settings(args)
+        configure_logging(settings.log_level)
+        asyncio.run(serve(settings, listener, flags))
+    except SettingError as error:
+        print(f"gecserve serve: {error}", file=sys.stderr)
         return 2
-    if settings.experiment is not None:
-        try:
-            load_experiment(settings.experiment)
-        except ExperimentFileError as error:
-            log.error("bad experiment file", extra={"error": str(error)})
-            print(f"gecserve serve: bad experiment file: {error}", file=sys.stderr)
-            return 2
-    asyncio.run(serve(settings))
     return 0

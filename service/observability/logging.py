@@ -1,6 +1,8 @@
 """Structured logs: one JSON object per line on stderr (or any stream), set up by one call.
 
-Every line logged while a request is served carries its ``request_id`` (``request_id.py``).
+Every line logged while a request is served carries its ``request_id`` (``request_id.py``). Every request
+that reaches the pipeline, or is refused on its way there, is logged once at INFO by ``log_request``
+(logger ``gecserve.requests``): what served it, how it ended and how long it took, never its text.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from typing import Any, TextIO
 
 from service.observability.request_id import RequestIdFilter
 
-__all__ = ["JsonFormatter", "configure_logging"]
+__all__ = ["JsonFormatter", "configure_logging", "log_request"]
+
+REQUEST_LOG = logging.getLogger("gecserve.requests")
 
 # Attributes every LogRecord has; anything else on a record came from ``extra=`` and is logged.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime", "taskName"}
@@ -66,3 +70,31 @@ def configure_logging(
     root.addHandler(handler)
     root.setLevel(level.upper() if isinstance(level, str) else level)
     return handler
+
+
+def log_request(
+    api: str,
+    route: str,
+    outcome: str,
+    status: int,
+    arm: str,
+    experiment: str,
+    seconds: float,
+    sentences: int,
+) -> None:
+    """The one line of a request: ``api`` (http, grpc), ``route`` (its metrics label), ``outcome`` (ok or the
+    error reason, as in the metrics), ``status`` (HTTP; a gRPC call's code is the one this status maps to), the
+    ``arm`` and ``experiment`` that served it, its latency and the sentences answered (0 unless it succeeded)."""
+    REQUEST_LOG.info(
+        "request",
+        extra={
+            "api": api,
+            "route": route,
+            "outcome": outcome,
+            "status": status,
+            "arm": arm,
+            "experiment": experiment,
+            "latency_ms": round(seconds * 1000, 3),
+            "sentences": sentences,
+        },
+    )

@@ -2,17 +2,27 @@
 arm's queue, and the batching errors as request errors.
 
 Units the model cannot read are their own output and cost nothing. Identical sentences within a
-request are decoded once. Cache keys hold the model, its version and variant, the arm's decoding
-(strategy and parameters) and the sentence the model reads (normalised and spelled), so a new
-model version or another decoding never reads an old entry.
+request are decoded once, and so are identical sentences of concurrent requests: a sentence already
+being decoded for another request (the same cache key) is not submitted again, the request waits for
+that decode instead (counted in ``gecserve_shared_sentences_total``). It joins only a decode at its
+own priority or a more urgent one, so an editor's request never waits behind bulk or shadow work. A
+waiter depends on nothing but the decode's own result: when the request that submitted it fails,
+times out or goes away before the sentence is decoded, each waiter submits the sentence again with
+its own deadline and priority (the first to do so leads, the others wait for it).
+
+Cache keys hold the model, its version and variant, the arm's decoding (strategy and parameters)
+and the sentence the model reads (normalised and spelled), so a new model version or another
+decoding never reads an old entry.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from service.batching import (
     Batcher,
@@ -44,6 +54,24 @@ from service.pipeline.units import Unit
 __all__ = ["UnitDecoder"]
 
 
+@dataclass(frozen=True)
+class _Decoded:
+    """A sentence's outputs (best first), and the job and outcome that gave them (for timings)."""
+
+    texts: list[str]
+    job: Job
+    outcome: Outcome
+
+
+@dataclass(frozen=True)
+class _Flight:
+    """One sentence being decoded for one request, which others wait for. ``done`` resolves to the
+    outputs, or to None when the request that submitted the sentence failed or went away first."""
+
+    priority: Priority
+    done: asyncio.Future[_Decoded | None]
+
+
 class UnitDecoder:
     def __init__(
         self,
@@ -60,6 +88,7 @@ class UnitDecoder:
         self.metrics = metrics
         self.model_key = model_key
         self.max_queue = max_queue
+        self._flights: dict[str, _Flight] = {}  # by cache key: the sentences being decoded now
 
     def cache_key(self, arm: Arm, text: str) -> str:
         return f"{self.model_key}\x1f{arm.strategy}\x1f{arm.params!r}\x1f{text}"
@@ -73,33 +102,86 @@ class UnitDecoder:
         started = time.monotonic()
         keys = {i: self.cache_key(arm, units[i].text) for i in todo}
         cached = await self.cache.get_many([keys[i] for i in todo])
-        timings_cache = time.monotonic() - started
-        misses = []
+        timings.cache = time.monotonic() - started
+        misses: dict[str, list[int]] = {}  # the tokens of each distinct sentence to decode, by key
         for i, value in zip(todo, cached, strict=True):
             if value is None:
-                misses.append(i)
+                misses.setdefault(keys[i], units[i].tokens)
             else:
                 outputs[i] = json.loads(value)
-        first_of: dict[str, int] = {}
-        unique = [i for i in misses if first_of.setdefault(units[i].text, i) == i]
-        jobs = [Job(tokens=units[i].tokens, arm=arm.queue, priority=priority, deadline=deadline) for i in unique]
-        outcomes = await self.submit_to(self.queues.get(arm), arm.name, jobs) if jobs else []
-        stored = []
-        for i, job, outcome in zip(unique, jobs, outcomes, strict=True):
-            result = outcome.result
-            texts = [self.codec.decode(h.tokens) for h in result.hypotheses] or [self.codec.decode(result.tokens)]
-            outputs[i] = texts
-            stored.append((keys[i], json.dumps(texts)))
-            self.metrics.observe_decode(arm.queue, result.passes, result.accepted)
-            timings.queue = max(timings.queue, outcome.started - job.enqueued_at)
-            timings.inference = max(timings.inference, outcome.finished - outcome.started)
-        for i in misses:
+        decoded = await self._decode_misses(arm, misses, priority, deadline, timings) if misses else {}
+        for i in todo:
             if outputs[i] is None:
-                outputs[i] = outputs[first_of[units[i].text]]
-        if stored:
-            await self.cache.set_many(stored)
-        timings.cache = timings_cache
+                outputs[i] = decoded[keys[i]]
         return [out if out is not None else [] for out in outputs]
+
+    async def _decode_misses(
+        self, arm: Arm, misses: dict[str, list[int]], priority: Priority, deadline: float, timings: Timings
+    ) -> dict[str, list[str]]:
+        """The outputs of each sentence of ``misses`` (tokens by key): waited for where another request is
+        decoding it at this priority or a more urgent one, else submitted (and waited for by others), and
+        submitted again where the request that was decoding it gave it up."""
+        loop = asyncio.get_running_loop()
+        decoded: dict[str, list[str]] = {}
+        remaining = dict(misses)
+        while remaining:
+            joined: dict[str, _Flight] = {}
+            led: dict[str, _Flight] = {}
+            for key in remaining:  # no await in between: a request arriving later waits for these flights
+                flight = self._flights.get(key)
+                if flight is not None and flight.priority <= priority:
+                    joined[key] = flight
+                else:
+                    led[key] = self._flights[key] = _Flight(priority, loop.create_future())
+            if joined:
+                self.metrics.shared_sentences(arm.queue, len(joined))
+            joined_at = time.monotonic()
+            lead = self._lead(arm, {key: remaining[key] for key in led}, led, priority, deadline, timings)
+            mine, *theirs = await asyncio.gather(lead, *(asyncio.shield(flight.done) for flight in joined.values()))
+            decoded.update(mine)
+            for key, result in zip(joined, theirs, strict=True):
+                if result is not None:
+                    decoded[key] = result.texts
+                    _add_timings(timings, result, joined_at)
+            remaining = {key: tokens for key, tokens in remaining.items() if key not in decoded}
+            if remaining and time.monotonic() >= deadline:
+                raise RequestDeadlineError("not decoded in time: the request decoding its sentence gave it up")
+        return decoded
+
+    async def _lead(
+        self,
+        arm: Arm,
+        tokens: dict[str, list[int]],
+        flights: dict[str, _Flight],
+        priority: Priority,
+        deadline: float,
+        timings: Timings,
+    ) -> dict[str, list[str]]:
+        """Decode the sentences of ``tokens`` (by key) as this request's jobs, resolve their ``flights`` for
+        the requests waiting for them, and cache the outputs."""
+        if not tokens:
+            return {}
+        try:
+            jobs = [Job(tokens=t, arm=arm.queue, priority=priority, deadline=deadline) for t in tokens.values()]
+            outcomes = await self.submit_to(self.queues.get(arm), arm.name, jobs)
+            decoded, stored = {}, []
+            for (key, flight), job, outcome in zip(flights.items(), jobs, outcomes, strict=True):
+                result = outcome.result
+                texts = [self.codec.decode(h.tokens) for h in result.hypotheses] or [self.codec.decode(result.tokens)]
+                done = _Decoded(texts, job, outcome)
+                flight.done.set_result(done)
+                decoded[key] = texts
+                stored.append((key, json.dumps(texts)))
+                self.metrics.observe_decode(arm.queue, result.passes, result.accepted)
+                _add_timings(timings, done, job.enqueued_at)
+            await self.cache.set_many(stored)  # meanwhile, requests for these sentences still find the flights
+            return decoded
+        finally:
+            for key, flight in flights.items():
+                if not flight.done.done():
+                    flight.done.set_result(None)  # given up: each waiter submits the sentence itself
+                if self._flights.get(key) is flight:
+                    del self._flights[key]
 
     def check_admission(self, arm: Arm, priority: Priority, deadline: float) -> None:
         """503 at once, before the request is preprocessed, when the arm's queue already holds more
@@ -138,3 +220,12 @@ def _request_errors(label: str) -> Iterator[None]:
         raise InternalError(f"{label} could not decode a sentence ({error.reason}): {error}") from error
     except ValueError as error:  # decoding settings the engine refuses
         raise InvalidRequestError(str(error)) from error
+
+
+def _add_timings(timings: Timings, decoded: _Decoded, since: float) -> None:
+    """The queue and inference time of one sentence's decode, from ``since`` on (when its job was queued, or
+    when the request began waiting for another's); a request's timings are those of its slowest sentence."""
+    outcome = decoded.outcome
+    started = max(decoded.job.enqueued_at, since)
+    timings.queue = max(timings.queue, outcome.started - started)
+    timings.inference = max(timings.inference, outcome.finished - max(outcome.started, since))

@@ -1,10 +1,12 @@
 """Request failures the APIs translate into status codes (HTTP) and status codes (gRPC).
 
 ``reason`` is the short code of the error body (``{"error": {"reason", "message"}}``) and the
-``outcome`` label of the request metrics.
+``outcome`` label of the request metrics and logs; ``status_of`` gives a reason's HTTP status.
 """
 
 from __future__ import annotations
+
+from service.observability.stats import OK
 
 
 class RequestError(Exception):
@@ -52,3 +54,23 @@ class InternalError(RequestError):
     """Something failed inside the service (an engine error on this request's batch); others go on."""
 
     status, reason = 500, "internal"
+
+
+CANCELLED = "cancelled"  # the outcome of a request whose caller went away before it was answered
+CLIENT_CLOSED = 499  # nginx's "client closed request": the status logged for it
+
+
+def status_of(outcome: str) -> int:
+    """The HTTP status of a request's ``outcome``: ``ok``, ``cancelled``, or the ``reason`` of a ``RequestError``
+    (any subclass imported so far, the APIs' own included: each reason has one status)."""
+    if outcome == OK:
+        return 200
+    if outcome == CANCELLED:
+        return CLIENT_CLOSED
+    classes: list[type[RequestError]] = [RequestError]
+    while classes:
+        cls = classes.pop()
+        if cls.reason == outcome:
+            return cls.status
+        classes += cls.__subclasses__()
+    return InternalError.status

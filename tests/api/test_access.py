@@ -207,7 +207,10 @@ def test_request_ids_are_echoed_and_logged_and_keys_never_are(keyed) -> None:
     grpc_call(keyed, "Correct", pb.CorrectRequest(text="a"), metadata=(("authorization", f"Bearer {ALICE}"),))
     logs = [json.loads(line) for line in keyed.log().splitlines() if line.startswith("{")]
     refusals = [line for line in logs if line.get("request_id") == "req-42"]
-    assert [(line["msg"], line["reason"]) for line in refusals] == [("access refused", "unknown_key")]
+    assert [(line["msg"], line.get("reason", line.get("outcome"))) for line in refusals] == [
+        ("access refused", "unknown_key"),
+        ("request", "unauthorized"),
+    ]
     text = keyed.log()
     for secret in (ALICE, CAROL, ADMIN, "alice-not-quite", *LIMITED.values()):
         assert secret not in text

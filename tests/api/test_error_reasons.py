@@ -1,0 +1,53 @@
+"""Every reason an error body (or LanguageTool's refusal, in the metrics) can carry is documented in the README
+with its status, and a body the framework cannot read is answered as invalid JSON is: 422 ``invalid``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from service.api.http import FRAMEWORK_REASONS  # the app: every module defining an error class is imported
+from service.pipeline.errors import RequestError
+from tests.api.server import RunningServer
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+JSON = {"content-type": "application/json"}
+
+
+def answered_reasons() -> dict[str, int]:
+    """Every reason the service can answer with its status: the request errors (the APIs' own included, all
+    imported with the app) and the web framework's."""
+    reasons: dict[str, int] = {}
+    classes: list[type[RequestError]] = [RequestError]
+    while classes:
+        cls = classes.pop()
+        assert reasons.setdefault(cls.reason, cls.status) == cls.status, f"{cls.reason} has two statuses"
+        classes += cls.__subclasses__()
+    for status, reason in FRAMEWORK_REASONS.items():
+        assert reasons.setdefault(reason, status) == status, f"{reason} has two statuses"
+    return reasons
+
+
+def test_the_readme_lists_every_reason_with_its_status() -> None:
+    reasons = answered_reasons()
+    assert {"invalid", "unauthorized", "not_ready", "store_unavailable", "method_not_allowed"} <= reasons.keys()
+    rows = [f"| {status} | `{reason}` |" for reason, status in sorted(reasons.items(), key=lambda item: item[1])]
+    missing = [row for row in rows if row not in README]
+    assert not missing, f"the README's error table lacks: {missing}"
+
+
+@pytest.mark.parametrize("body", ["[" * 100_000, '{"text": ' + "[" * 5_000 + "]" * 5_000 + "}"])
+def test_deeply_nested_json_is_invalid(server: RunningServer, body: str) -> None:
+    answer = httpx.post(server.url + "/v1/correct", content=body, headers=JSON, timeout=30)
+    assert answer.status_code == 422
+    error = answer.json()["error"]
+    assert error["reason"] == "invalid"
+    assert error["message"] == "the request body is not valid JSON: it is nested too deeply"
+
+
+def test_a_body_that_is_not_utf8_is_invalid(server: RunningServer) -> None:
+    answer = httpx.post(server.url + "/v1/correct", content=b'{"text": "\xff"}', headers=JSON, timeout=30)
+    assert answer.status_code == 422 and answer.json()["error"]["reason"] == "invalid"
+    assert answer.json()["error"]["message"].startswith("the request body is not UTF-8")
