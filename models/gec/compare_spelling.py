@@ -44,8 +44,8 @@ def spelled_only(engine: Engine, speller: Speller) -> Correct:
     def run(texts: list[str]) -> list[str]:
         out = []
         for text in texts:
-            units = plan_units(text, engine.codec.encode, engine.max_source_tokens, speller.corrections)
-            out.append(assemble(text, units, [u.text for u in units])[0])
+            units = plan_units(text, engine.codec, engine.max_source_tokens, speller.corrections)
+            out.append(assemble(text, units, [u.text for u in units]).text)
         return out
 
     return run
@@ -85,13 +85,13 @@ def variants(engine: Engine, model_dir: Path) -> dict[str, Callable[[], Correct]
     def model(make_speller: Callable[[], Speller | None]) -> Callable[[], Correct]:
         def make() -> Correct:
             speller = make_speller()
-            return lambda texts: correct_texts(engine, texts, speller=speller)
+            return lambda texts: [c.text for c in correct_texts(engine, texts, speller=speller)]
 
         return make
 
     def after_model() -> Correct:
         spell = spelled_only(engine, Speller(vocabulary, ranker))
-        return lambda texts: spell(correct_texts(engine, texts))
+        return lambda texts: spell([c.text for c in correct_texts(engine, texts)])
 
     return {
         "model alone": model(lambda: None),

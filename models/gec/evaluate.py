@@ -3,14 +3,16 @@
     gecserve eval --model models/gec-default --src jfleg.dev.src --refs jfleg.dev.ref0 ... --tokenized
     gecserve eval --model models/gec-default --src fce.dev.detok.src --refs fce.dev.detok.tgt [--no-spelling]
 
-The sentences go through the served path's preprocessing (sentence split, normalisation, the
-spelling stage where the model ships a vocabulary, the model's codec) and aggressive decoding.
+The sentences go through the served path's preprocessing (protected spans, sentence split,
+normalisation, the spelling stage where the model ships a vocabulary, the model's codec),
+aggressive decoding, and the served assembly (the guard, protected spans).
 
 GLEU is the JFLEG multi-reference definition (500 iterations of random reference choice,
 compared on tokens). With ``--tokenized`` the source and references are tokenised text (as
 JFLEG is): the source is detokenised before the model reads it. Also reported, against the
 first reference: exact match, the share of sentences that need no change and were left
-unchanged, and the share of sentences changed.
+unchanged, and the share of sentences changed; and how many of the model's outputs the guard
+(``service.text.guard``) dropped, by reason.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,7 @@ from service.commands.correct import correct_texts, model_speller
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.sessions import SessionSettings
+from service.text.guard import REASONS
 from service.text.spelling import Speller
 
 
@@ -46,8 +50,10 @@ def evaluate(
     """Correct ``sources`` (spelled first by ``speller`` if given) and score them; ``references[k][i]`` is
     reference k of sentence i."""
     inputs = [detokenize(s) if tokenized else s for s in sources]
-    hypotheses = correct_texts(engine, inputs, decoding, batch_size, DecodeParams(), progress=True, speller=speller)
-    return score(sources, references, tokenized, hypotheses)
+    corrected = correct_texts(engine, inputs, decoding, batch_size, DecodeParams(), progress=True, speller=speller)
+    dropped = Counter(reason for c in corrected for reason in c.dropped)
+    figures = score(sources, references, tokenized, [c.text for c in corrected])
+    return figures | {f"guard_{reason}": dropped[reason] for reason in REASONS}
 
 
 def score(sources: list[str], references: list[list[str]], tokenized: bool, hypotheses: list[str]) -> dict[str, Any]:
@@ -104,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
     row = {"set": args.src.name, "spelling": speller is not None, **{k: v for k, v in result.items()}}
-    print(table([row], ["set", "spelling", "sentences", "gleu", "exact_match", "unchanged_kept", "changed"]))
+    columns = ["set", "spelling", "sentences", "gleu", "exact_match", "unchanged_kept", "changed"]
+    print(table([row], columns + [f"guard_{reason}" for reason in REASONS]))
     if args.json:
         args.json.write_text(json.dumps(row, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -5,9 +5,11 @@ with a server-URL setting: ``/v2/check`` and what clients call at start-up.
 (``username`` as the sticky key), arm override (``X-Gecserve-Arm``), limits, deadline and records,
 under the route label ``lt_check``. The paragraph is corrected in code points and the answer's
 offsets converted to UTF-16 once, at the end (``lt_matches``): markup has to be mapped back and
-context windows cut by characters first. Errors are answered as LanguageTool answers them: plain
-text ``Error: ...`` with the status (400 for parameters it refuses; 401 and 429 with ``Retry-After``
-from access control; 413, 503 with ``Retry-After``, 504 as elsewhere in this service). With API keys
+context windows cut by characters first. The language of the text is detected on every check
+(``service.text.language``) and reported in the answer's ``language`` block as LanguageTool reports
+it. Errors are answered as LanguageTool answers them: plain text ``Error: ...`` with the status (400
+for parameters it refuses; 401 and 429 with ``Retry-After`` from access control; 413, 503 with
+``Retry-After``, 504 as elsewhere in this service). With API keys
 configured ``/v2/check`` admits a request itself (``access.py``): LanguageTool's ``apiKey`` form
 field is a credential, as are this service's headers; the start-up routes stay open.
 """
@@ -26,6 +28,7 @@ from service.api.responses import ARM_HEADER, TextJSONResponse, documented_error
 from service.pipeline.errors import RequestError
 from service.pipeline.pipeline import Pipeline
 from service.pipeline.types import CorrectRequest
+from service.text.language import language_identifier
 from service.text.rules import RULES
 
 ROUTE = "lt_check"  # the route label of /v2/check in the metrics
@@ -85,6 +88,7 @@ def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
     """The ``/v2`` routes; ``/v2/check`` admitted by ``access``."""
     router = APIRouter(prefix="/v2", tags=["LanguageTool"])
     name, model_version = pipeline.model_info
+    identifier = language_identifier()  # loaded with the routes, not in a first request
 
     @router.get("/check", response_class=TextJSONResponse, responses=CHECK_RESPONSES, openapi_extra=CHECK_QUERY)
     @router.post("/check", response_class=TextJSONResponse, responses=CHECK_RESPONSES, openapi_extra=CHECK_FORM)
@@ -127,7 +131,8 @@ def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
             result = await pipeline.correct(correct, api="http", route=ROUTE)
         except RequestError as error:
             return lt_error(error.status, error.message, error.retry_after)
-        answer = check_answer(params, result.corrections[0], result.model_name, result.model_version)
+        detected = identifier.detect(params.text.plain)
+        answer = check_answer(params, detected, result.corrections[0], result.model_name, result.model_version)
         return TextJSONResponse(answer, headers=served_headers(result))
 
     @router.get("/languages")
@@ -142,8 +147,8 @@ def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
 
     @router.get("/healthcheck", response_class=PlainTextResponse, responses=_plain_errors({503: "not ready"}))
     async def healthcheck() -> Response:
-        """`OK` once the model is ready (as `/readyz`), else 503."""
-        if pipeline.accepting:
+        """`OK` once the model is ready and while it is not shutting down (as `/readyz`), else 503."""
+        if pipeline.serving:
             return PlainTextResponse("OK")
         return lt_error(503, "the model is not ready", retry_after="1")
 

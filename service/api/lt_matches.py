@@ -5,26 +5,34 @@ and messages). ``offset`` and ``length`` count UTF-16 code units of the text the
 included, as LanguageTool's (Java) offsets do. ``context`` is the match with up to ``CONTEXT_CHARS``
 characters either side, cut where marked with "..." and with line breaks shown as spaces; its
 ``offset`` and ``length`` count UTF-16 code units of the context. ``sentence`` is the sentence the
-edit is in, trimmed. ``replacements``: the model's replacement, then beam-search alternatives when
-they were asked for. ``detectedLanguage`` is the language answered in: no language is detected; its
-``confidence`` is the share of the text's letters that are Latin (what the English model reads),
-1.0 when the client named the language.
+edit starts in, trimmed (found by offset: the pipeline may split the text further, around what the model
+cannot read). ``replacements``: the model's replacement, then beam-search alternatives when they were
+asked for.
+
+``language`` and ``detectedLanguage`` are LanguageTool's: the language of the text is always detected
+(``service.text.language``), and ``detectedLanguage`` says what was found, with the identifier's probability as its
+``confidence`` and ``source`` "fasttext" ("fallback", confidence 0, for a text with no letters); ``language`` is the
+language the client named, or with ``auto`` the detected one. English is the English variant the answer is in (the
+one named; with ``auto``, the first English variant of ``preferredVariants``, else en-US): the identifier cannot tell
+variants apart. Only English is corrected, so a text in another language gets no matches.
 """
 
 from __future__ import annotations
 
+import bisect
 from importlib.metadata import version
 from typing import Any
 
-from service.api.lt_params import CheckParams, Language
+from service.api.lt_params import CheckParams, Language, detected_language
 from service.pipeline.types import Correction, EditOut
+from service.text.language import DetectedLanguage
 from service.text.offsets import Utf16Index, utf16_length
 from service.text.rules import RULES
-from service.text.script import is_latin_letter
 from service.text.segment import split_sentences
 
 CONTEXT_CHARS = 40
 API_VERSION = 1  # LanguageTool's JSON format version
+SOURCE = "fasttext"  # detectedLanguage.source: what detected it, as LanguageTool names its detectors
 
 
 def software(model_name: str, model_version: str) -> dict[str, Any]:
@@ -43,24 +51,29 @@ def language_info(language: Language) -> dict[str, str]:
     return {"name": language.name, "code": language.long_code}
 
 
-def check_answer(params: CheckParams, correction: Correction, model_name: str, model_version: str) -> dict[str, Any]:
-    """The ``/v2/check`` answer for ``params`` from the correction of ``params.text.plain`` (code-point offsets)."""
+def check_answer(
+    params: CheckParams, detected: DetectedLanguage, correction: Correction, model_name: str, model_version: str
+) -> dict[str, Any]:
+    """The ``/v2/check`` answer for ``params`` from the language detected in ``params.text.plain`` and its
+    correction (code-point offsets)."""
     return {
         "software": software(model_name, model_version),
         "warnings": {"incompleteResults": False},
-        "language": {
-            **language_info(params.language),
-            "detectedLanguage": {**language_info(params.language), "confidence": _confidence(params)},
-        },
+        "language": _language(params, detected),
         "matches": _matches(params, correction.edits),
     }
 
 
-def _confidence(params: CheckParams) -> float:
-    if not params.auto:
-        return 1.0
-    letters = [c for c in params.text.plain if c.isalpha()]
-    return round(sum(map(is_latin_letter, letters)) / len(letters), 2) if letters else 0.0
+def _language(params: CheckParams, detected: DetectedLanguage) -> dict[str, Any]:
+    found = detected_language(detected.code, params.language)
+    return {
+        **language_info(found if params.auto else params.language),
+        "detectedLanguage": {
+            **language_info(found),
+            "confidence": round(detected.confidence, 4),
+            "source": SOURCE if detected.code else "fallback",
+        },
+    }
 
 
 def _matches(params: CheckParams, edits: list[EditOut]) -> list[dict[str, Any]]:
@@ -69,6 +82,7 @@ def _matches(params: CheckParams, edits: list[EditOut]) -> list[dict[str, Any]]:
     if not kept:
         return []
     sentences = split_sentences(text.plain)
+    starts = [sentence.start for sentence in sentences]
     index = Utf16Index(text.original)
     matches = []
     for edit, rule in kept:
@@ -82,7 +96,7 @@ def _matches(params: CheckParams, edits: list[EditOut]) -> list[dict[str, Any]]:
                 "offset": offset,
                 "length": length,
                 "context": _context(text.original, start, end),
-                "sentence": sentences[edit.sentence].text.strip(),
+                "sentence": sentences[max(bisect.bisect_right(starts, edit.offset) - 1, 0)].text.strip(),
                 "type": {"typeName": rule.type_name},
                 "rule": {
                     "id": rule.id,

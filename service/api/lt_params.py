@@ -11,6 +11,10 @@ its session key; ``apiKey`` is a credential (this service's API key, when keys a
 ``access.py``), never a sticky key.
 ``alternatives`` (0-5) is ours, not LanguageTool's: beam-search n-best as further replacements, as in
 ``/v1/correct``.
+
+``detected_language`` names a detected language as LanguageTool names it in an answer: English as the English variant
+the answer is in, a language LanguageTool checks by its name and its default variant's code ("German (Germany)",
+``de-DE``), any other by its English name and its ISO code.
 """
 
 from __future__ import annotations
@@ -37,6 +41,42 @@ AMERICAN = Language("English (US)", "en", "en-US")
 BRITISH = Language("English (GB)", "en", "en-GB")
 LANGUAGES = {language.long_code.casefold(): language for language in (ENGLISH, AMERICAN, BRITISH)}
 AUTO = "auto"
+
+# The languages LanguageTool checks, as it answers a detection of one: its name and its default variant's code.
+_LANGUAGETOOL_NAMES = {
+    "ar": ("Arabic", "ar"), "ast": ("Asturian", "ast-ES"), "be": ("Belarusian", "be-BY"), "br": ("Breton", "br-FR"),
+    "ca": ("Catalan", "ca-ES"), "da": ("Danish", "da-DK"), "de": ("German (Germany)", "de-DE"),
+    "el": ("Greek", "el-GR"), "eo": ("Esperanto", "eo"), "es": ("Spanish", "es"), "fa": ("Persian", "fa"),
+    "fr": ("French", "fr"), "ga": ("Irish", "ga-IE"), "gl": ("Galician", "gl-ES"), "it": ("Italian", "it"),
+    "ja": ("Japanese", "ja-JP"), "km": ("Khmer", "km-KH"), "nl": ("Dutch", "nl"), "pl": ("Polish", "pl-PL"),
+    "pt": ("Portuguese (Portugal)", "pt-PT"), "ro": ("Romanian", "ro-RO"), "ru": ("Russian", "ru-RU"),
+    "sk": ("Slovak", "sk-SK"), "sl": ("Slovenian", "sl-SI"), "sv": ("Swedish", "sv"), "ta": ("Tamil", "ta-IN"),
+    "tl": ("Tagalog", "tl-PH"), "uk": ("Ukrainian", "uk-UA"), "zh": ("Chinese", "zh-CN"),
+}  # fmt: skip
+# English names of every language the identifier knows (service.text.language: lid.176's codes), "code=Name|...".
+_NAME_TABLE = """
+af=Afrikaans|als=Alemannic|am=Amharic|an=Aragonese|ar=Arabic|arz=Egyptian Arabic|as=Assamese|ast=Asturian|
+av=Avaric|az=Azerbaijani|azb=South Azerbaijani|ba=Bashkir|bar=Bavarian|bcl=Central Bikol|be=Belarusian|bg=Bulgarian|
+bh=Bihari|bn=Bengali|bo=Tibetan|bpy=Bishnupriya|br=Breton|bs=Bosnian|bxr=Buryat|ca=Catalan|cbk=Chavacano|ce=Chechen|
+ceb=Cebuano|ckb=Central Kurdish|co=Corsican|cs=Czech|cv=Chuvash|cy=Welsh|da=Danish|de=German|diq=Zazaki|
+dsb=Lower Sorbian|dty=Doteli|dv=Divehi|el=Greek|eml=Emilian-Romagnol|en=English|eo=Esperanto|es=Spanish|et=Estonian|
+eu=Basque|fa=Persian|fi=Finnish|fr=French|frr=North Frisian|fy=Western Frisian|ga=Irish|gd=Scottish Gaelic|
+gl=Galician|gn=Guarani|gom=Goan Konkani|gu=Gujarati|gv=Manx|he=Hebrew|hi=Hindi|hif=Fiji Hindi|hr=Croatian|
+hsb=Upper Sorbian|ht=Haitian Creole|hu=Hungarian|hy=Armenian|ia=Interlingua|id=Indonesian|ie=Interlingue|
+ilo=Ilocano|io=Ido|is=Icelandic|it=Italian|ja=Japanese|jbo=Lojban|jv=Javanese|ka=Georgian|kk=Kazakh|km=Khmer|
+kn=Kannada|ko=Korean|krc=Karachay-Balkar|ku=Kurdish|kv=Komi|kw=Cornish|ky=Kyrgyz|la=Latin|lb=Luxembourgish|
+lez=Lezgian|li=Limburgish|lmo=Lombard|lo=Lao|lrc=Northern Luri|lt=Lithuanian|lv=Latvian|mai=Maithili|mg=Malagasy|
+mhr=Eastern Mari|min=Minangkabau|mk=Macedonian|ml=Malayalam|mn=Mongolian|mr=Marathi|mrj=Western Mari|ms=Malay|
+mt=Maltese|mwl=Mirandese|my=Burmese|myv=Erzya|mzn=Mazanderani|nah=Nahuatl|nap=Neapolitan|nds=Low German|ne=Nepali|
+new=Newari|nl=Dutch|nn=Norwegian Nynorsk|no=Norwegian|oc=Occitan|or=Odia|os=Ossetian|pa=Punjabi|pam=Kapampangan|
+pfl=Palatine German|pl=Polish|pms=Piedmontese|pnb=Western Punjabi|ps=Pashto|pt=Portuguese|qu=Quechua|rm=Romansh|
+ro=Romanian|ru=Russian|rue=Rusyn|sa=Sanskrit|sah=Yakut|sc=Sardinian|scn=Sicilian|sco=Scots|sd=Sindhi|
+sh=Serbo-Croatian|si=Sinhala|sk=Slovak|sl=Slovenian|so=Somali|sq=Albanian|sr=Serbian|su=Sundanese|sv=Swedish|
+sw=Swahili|ta=Tamil|te=Telugu|tg=Tajik|th=Thai|tk=Turkmen|tl=Tagalog|tr=Turkish|tt=Tatar|tyv=Tuvan|ug=Uyghur|
+uk=Ukrainian|ur=Urdu|uz=Uzbek|vec=Venetian|vep=Veps|vi=Vietnamese|vls=West Flemish|vo=Volapük|wa=Walloon|war=Waray|
+wuu=Wu Chinese|xal=Kalmyk|xmf=Mingrelian|yi=Yiddish|yo=Yoruba|yue=Cantonese|zh=Chinese
+"""
+_NAMES = dict(entry.split("=") for entry in _NAME_TABLE.replace("\n", "").split("|"))
 
 MAX_FIELDS = 100
 MAX_KEY_CHARS = 256  # username, instanceId: as client.user_id / session_id of /v1/correct
@@ -78,7 +118,7 @@ class BadCheckRequestError(ValueError):
 @dataclass(frozen=True)
 class CheckParams:
     text: AnnotatedText
-    language: Language  # the language the answer is in
+    language: Language  # the English variant the answer is in (with auto, when the text is English)
     auto: bool  # the client asked for language=auto
     rules: RuleSelection
     alternatives: int
@@ -124,6 +164,15 @@ def check_params(params: dict[str, str]) -> CheckParams:
     )
 
 
+def detected_language(code: str, english: Language) -> Language:
+    """LanguageTool's name and code for a detected language (``service.text.language``'s ISO ``code``; see the module
+    docstring): English, and nothing detected ("", as LanguageTool falls back to English), are ``english``."""
+    if code in ("", ENGLISH.code):
+        return english
+    name, long_code = _LANGUAGETOOL_NAMES.get(code, (_NAMES.get(code, code), code))
+    return Language(name, code, long_code)
+
+
 def _text(params: dict[str, str]) -> AnnotatedText:
     if "text" in params and "data" in params:
         raise BadCheckRequestError("Set only 'text' or 'data' parameter, not both")
@@ -140,8 +189,8 @@ def _text(params: dict[str, str]) -> AnnotatedText:
 
 
 def _language(params: dict[str, str]) -> tuple[Language, bool]:
-    """The language to answer in, and whether it was ``auto`` (then the first English variant in
-    ``preferredVariants``, else American English: no language is detected)."""
+    """The English variant to answer in, and whether the language was ``auto`` (then the first English variant in
+    ``preferredVariants``, else American English)."""
     code = params.get("language")
     if not code:
         raise BadCheckRequestError("Missing 'language' parameter. Use 'language=auto' to let the server choose")

@@ -31,7 +31,13 @@ class Options(BaseModel):
         " running experiment's arm); null = the experiment's assignment, else the default backend. Also settable"
         " with the X-Gecserve-Arm header. Unknown names get 400.",
     )
-    alternatives: int = Field(0, ge=0, le=5, description="alternatives per edit from beam-search n-best")
+    alternatives: int = Field(
+        0,
+        ge=0,
+        le=5,
+        description="at most this many other replacements per edit, from beam search's n-best, each a plausible "
+        "second choice; needs an arm with an n-best list (unset: 'beam'), else 422",
+    )
     spelling: bool = Field(
         True,
         description="the spelling stage before the model (edits of type `spelling`); false turns it off for this"

@@ -3,8 +3,8 @@
     gecserve correct --model models/gec-default [--decoding aggressive|greedy|beam] [--batch-size N]
                      [--no-spelling] < in > out
 
-Paragraphs are split into sentences, spelled (where the model ships a vocabulary) and tokenized
-exactly as the service does; lines keep their order.
+Paragraphs are read exactly as the service reads them (protected spans, sentences, languages, the
+spelling stage where the model ships a vocabulary, the guard); lines keep their order.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
 from service.engine.sessions import SessionSettings
-from service.pipeline.units import Unit, assemble, plan_units
+from service.pipeline.units import Assembled, Unit, assemble, plan_units
+from service.text.language import language_identifier
 from service.text.spelling import Speller, spelling_files
 
 
@@ -39,15 +40,21 @@ def correct_texts(
     params: DecodeParams | None = None,
     progress: bool = False,
     speller: Speller | None = None,
-) -> list[str]:
+) -> list[Assembled]:
     """Correct paragraphs (spelled first by ``speller`` if given); units of similar length are decoded together in
-    batches."""
+    batches, and units the model does not read (other languages, text it cannot read) are not decoded, as in the
+    service. Each paragraph's correction, as the service assembles it (with what the guard dropped)."""
     spell = speller.corrections if speller is not None else None
-    plans: list[list[Unit]] = [plan_units(t, engine.codec.encode, engine.max_source_tokens, spell) for t in texts]
+    english = language_identifier().english_sentences
+    plans: list[list[Unit]] = [plan_units(t, engine.codec, engine.max_source_tokens, spell, english) for t in texts]
     flat = [(p, u) for p, units in enumerate(plans) for u in range(len(units))]
-    order = sorted(range(len(flat)), key=lambda i: len(plans[flat[i][0]][flat[i][1]].tokens))
-    outputs: dict[int, str] = {}
-    bar = tqdm(total=len(flat), desc=f"correct ({decoding})", unit="sent", file=sys.stderr, disable=not progress)
+    outputs: dict[int, str] = {
+        i: unit.text for i, (p, u) in enumerate(flat) if not (unit := plans[p][u]).decoded_by_model
+    }
+    order = sorted(
+        (i for i in range(len(flat)) if i not in outputs), key=lambda i: len(plans[flat[i][0]][flat[i][1]].tokens)
+    )
+    bar = tqdm(total=len(order), desc=f"correct ({decoding})", unit="sent", file=sys.stderr, disable=not progress)
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
         sources = [plans[flat[i][0]][flat[i][1]].tokens for i in chunk]
@@ -55,12 +62,12 @@ def correct_texts(
             outputs[i] = engine.codec.decode(result.tokens)
         bar.update(len(chunk))
     bar.close()
-    corrected: list[str] = []
+    corrected: list[Assembled] = []
     position = 0
     for text, units in zip(texts, plans, strict=True):
         unit_texts = [outputs[position + k] for k in range(len(units))]
         position += len(units)
-        corrected.append(assemble(text, units, unit_texts)[0])
+        corrected.append(assemble(text, units, unit_texts))
     return corrected
 
 
@@ -84,5 +91,5 @@ def main(argv: list[str] | None = None) -> int:
     corrected = correct_texts(
         engine, lines, args.decoding, args.batch_size, progress=sys.stderr.isatty(), speller=speller
     )
-    sys.stdout.write("\n".join(corrected) + ("\n" if trailing else ""))
+    sys.stdout.write("\n".join(c.text for c in corrected) + ("\n" if trailing else ""))
     return 0

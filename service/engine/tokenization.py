@@ -29,6 +29,11 @@ class TextCodec:
     def encode(self, text: str) -> list[int]:
         return self.tokenizer.encode(text, add_special_tokens=False).ids
 
+    def token_ends(self, text: str) -> list[int]:
+        """Where each token of ``encode(text)`` ends in ``text`` (code points; the bytes of one character share its
+        end)."""
+        return [end for _, end in self.tokenizer.encode(text, add_special_tokens=False).offsets]
+
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
         return [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
 

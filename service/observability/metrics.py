@@ -69,6 +69,13 @@ class Metrics:
         self.edits = Histogram(
             "edits_per_sentence", "Edits returned per sentence.", arm, namespace=ns, buckets=EDIT_BUCKETS, registry=r
         )
+        self.outputs_dropped = Counter(
+            "outputs_dropped",
+            "Model outputs the guard refused (the sentence left as written), by reason: repetition, length, overlap.",
+            [*arm, "reason"],
+            namespace=ns,
+            registry=r,
+        )
         self.assignments = Counter(
             "assignments",
             "Requests routed to an arm, by how: sticky (user key), random (no key), override, default.",
@@ -154,6 +161,14 @@ class Metrics:
             namespace=ns,
             registry=r,
         )
+        self.shared_sentences_total = Counter(
+            "shared_sentences",
+            "Sentences a request did not submit because another request was decoding the same sentence (the same "
+            "model and decoding) at its priority or a more urgent one: it waited for that decode instead.",
+            ["queue"],
+            namespace=ns,
+            registry=r,
+        )
         self.batch_errors = Counter(
             "batch_errors", "Batches that failed, by reason.", ["queue", "reason"], namespace=ns, registry=r
         )
@@ -213,6 +228,10 @@ class Metrics:
         """Context manager counting a request in ``requests_in_progress`` while it is served."""
         return self.requests_in_progress.labels(route).track_inprogress()
 
+    def in_progress_total(self) -> float:
+        """Requests being served now, every route together."""
+        return sum(sample.value for metric in self.requests_in_progress.collect() for sample in metric.samples)
+
     def observe_request(self, api: str, route: str, experiment: str, arm: str, outcome: str, seconds: float) -> None:
         self.request_seconds.labels(api, route, experiment, arm, outcome).observe(seconds)
 
@@ -225,6 +244,9 @@ class Metrics:
         histogram = self.edits.labels(experiment, arm)
         for count in edits_per_sentence:
             histogram.observe(count)
+
+    def output_dropped(self, experiment: str, arm: str, reason: str) -> None:
+        self.outputs_dropped.labels(experiment, arm, reason).inc()
 
     def assigned(self, experiment: str, arm: str, kind: str) -> None:
         self.assignments.labels(experiment, arm, kind).inc()
@@ -259,6 +281,9 @@ class Metrics:
 
     def drop_jobs(self, queue: str, reason: str, count: int = 1) -> None:
         self.jobs_dropped.labels(queue, reason).inc(count)
+
+    def shared_sentences(self, queue: str, count: int) -> None:
+        self.shared_sentences_total.labels(queue).inc(count)
 
     def batch_error(self, queue: str, reason: str) -> None:
         self.batch_errors.labels(queue, reason).inc()

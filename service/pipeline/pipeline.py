@@ -36,11 +36,13 @@ from service.experiments.definition import load_experiment
 from service.experiments.manager import ExperimentManager, Route
 from service.experiments.store import LocalStore, RedisStore
 from service.observability.hooks import MetricsHooks
+from service.observability.logging import log_request
 from service.observability.metrics import NO_EXPERIMENT, Metrics
 from service.observability.stats import OK, RollingStats
 from service.pipeline.cache import MemoryCache, RedisCache, SentenceCache, TieredCache
 from service.pipeline.decoding import UnitDecoder
 from service.pipeline.errors import (
+    CANCELLED,
     InternalError,
     InvalidRequestError,
     NotReadyError,
@@ -48,6 +50,7 @@ from service.pipeline.errors import (
     RequestDeadlineError,
     RequestError,
     UnknownArmRequestError,
+    status_of,
 )
 from service.pipeline.preprocess import Preprocessor
 from service.pipeline.queues import GENERATE_QUEUE, DecodingQueues, LocalQueues
@@ -118,6 +121,7 @@ class Pipeline:
         self.decoder: UnitDecoder | None = None
         self.shadow: ShadowRunner | None = None
         self.ready = False
+        self.draining = False  # shutting down: readiness is off (``serving``), requests are still taken while ready
         self.variant: str | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -176,25 +180,28 @@ class Pipeline:
 
     async def _warm_up(self, queues: LocalQueues) -> None:
         """Every queue's first batches, which are slow; then one larger batch each, so that admission
-        control knows what a batch costs at two sizes."""
+        control knows what a batch costs at two sizes. One queue at a time: queues warmed together share
+        the engines, and would learn several times what a batch costs alone."""
         arms = [Arm.of_backend(name) for name in BACKENDS]
         arms += [self.experiments.resolve(name) for name in self.experiments.known_arms()]
         tokens = self.preprocessor.encode(WARMUP_TEXT)
         batchers = {arm.queue: queues.get(arm) for arm in arms}
         batchers[GENERATE_QUEUE] = queues.generate()
         payload = ("beam", DecodeParams(num_beams=2))
-        for size in [1] * WARMUP_ROUNDS + [min(WARMUP_BATCH, queues.policy.max_batch_size, self.settings.max_queue)]:
-            await asyncio.gather(
-                *(
-                    b.submit_many([Job(tokens=tokens, arm=name, payload=payload) for _ in range(size)])
-                    for name, b in batchers.items()
-                )
-            )
+        sizes = [1] * WARMUP_ROUNDS + [min(WARMUP_BATCH, queues.policy.max_batch_size, self.settings.max_queue)]
+        for name, batcher in batchers.items():
+            for size in sizes:
+                await batcher.submit_many([Job(tokens=tokens, arm=name, payload=payload) for _ in range(size)])
 
     @property
     def accepting(self) -> bool:
         """Ready, and something can decode: an engine here, or a live worker."""
         return self.ready and self.queues is not None and self.queues.ready
+
+    @property
+    def serving(self) -> bool:
+        """What readiness reports: accepting, and not shutting down."""
+        return self.accepting and not self.draining
 
     async def stop(self) -> None:
         """Stop taking work, finish what is queued and running (up to the drain timeout)."""
@@ -246,7 +253,7 @@ class Pipeline:
         seconds = self.settings.request_timeout_s if timeout is None else min(timeout, self.settings.request_timeout_s)
         record = _Record(api, route)
         started = time.monotonic()
-        outcome = "cancelled"  # what is left when the caller went away (the task was cancelled)
+        outcome = CANCELLED  # what is left when the caller went away (the task was cancelled)
         try:
             with self.metrics.in_progress(route):
                 async with asyncio.timeout(seconds):
@@ -271,6 +278,7 @@ class Pipeline:
         self.metrics.observe_request(record.api, record.route, experiment, arm, outcome, seconds)
         ok = outcome == OK
         sentences = record.sentences if ok else 0
+        log_request(record.api, record.route, outcome, status_of(outcome), arm, experiment, seconds, sentences)
         edits = sum(record.edits_per_sentence) if ok else 0
         stages = record.timings.stages()
         self.stats.record_request(arm, seconds, outcome, sentences, edits)
@@ -313,6 +321,11 @@ class Pipeline:
             raise InvalidRequestError("offset_unit must be 'codepoint' or 'utf16'")
         self._validate_texts(request.texts)
         routed = self._route(request, record)
+        if request.alternatives and routed.arm.params.num_return_sequences < 2:
+            raise InvalidRequestError(
+                f"options.alternatives needs an arm that returns an n-best list, such as 'beam'; arm "
+                f"{routed.arm.name!r} returns one correction (leave the arm unset to be served by 'beam')"
+            )
         priority = self._priority(request.texts)
         self.decoder.check_admission(routed.arm, priority, deadline)
         timings = record.timings
@@ -327,12 +340,15 @@ class Pipeline:
         for text, units in zip(request.texts, plans, strict=True):
             mine = decoded[position : position + len(units)]
             position += len(units)
-            alternatives = [texts[1 : 1 + request.alternatives] for texts in mine] if request.alternatives else None
-            corrected, edits = assemble(text, units, [texts[0] for texts in mine], alternatives)
+            alternatives = [texts[1:] for texts in mine] if request.alternatives else None
+            assembled = assemble(text, units, [texts[0] for texts in mine], alternatives)
+            for reason in assembled.dropped:
+                self.metrics.output_dropped(record.experiment, record.arm, reason)
             index = Utf16Index(text) if request.offset_unit == "utf16" else None
-            corrections.append(Correction(corrected, [self._edit_out(e, index) for e in edits]))
+            edits = [self._edit_out(e, index, request.alternatives) for e in assembled.edits]
+            corrections.append(Correction(assembled.text, edits))
             per_sentence = {unit.sentence: 0 for unit in units}
-            for edit in edits:
+            for edit in assembled.edits:
                 per_sentence[edit.sentence] += 1
             record.edits_per_sentence += per_sentence.values()
             record.sentences += len(per_sentence)
@@ -346,7 +362,7 @@ class Pipeline:
         )
 
     @staticmethod
-    def _edit_out(edit: TypedEdit, index: Utf16Index | None) -> EditOut:
+    def _edit_out(edit: TypedEdit, index: Utf16Index | None, alternatives: int) -> EditOut:
         offset, length = (edit.start, edit.end - edit.start) if index is None else index.span(edit.start, edit.end)
         return EditOut(
             id=edit.id,
@@ -354,7 +370,7 @@ class Pipeline:
             length=length,
             original=edit.original,
             replacement=edit.replacement,
-            alternatives=edit.alternatives,
+            alternatives=edit.alternatives[:alternatives],
             sentence=edit.sentence,
             type=edit.type,
         )
@@ -402,7 +418,7 @@ class Pipeline:
                 hyp = hyps[min(k, len(hyps) - 1)]
                 texts.append(self.codec.decode(hyp.tokens))
                 score += hyp.score
-            sequences.append((assemble(request.text, units, texts)[0], score))
+            sequences.append((assemble(request.text, units, texts).text, score))
         record.sentences = len({unit.sentence for unit in units})
         timings.postprocess = time.monotonic() - post_started
         timings.total = time.monotonic() - started
@@ -416,6 +432,8 @@ class Pipeline:
         return await self.decoder.submit_to(self.queues.generate(), "generate", jobs)
 
     def _not_ready_reason(self) -> str:
+        if self.draining:
+            return "the service is shutting down"
         if not self.ready:
             return "the model is still loading"
         return "no engine worker is available (none has sent a heartbeat lately)"
@@ -423,7 +441,7 @@ class Pipeline:
     def health(self) -> dict[str, Any]:
         batchers = self.queues.batchers if self.queues is not None else {}
         return {
-            "ready": self.accepting,
+            "ready": self.serving,
             "model": self.manifest.name,
             "version": self.manifest.version,
             "variant": self.variant,

@@ -1,4 +1,5 @@
-"""Parallel CPU preprocessing: paragraphs -> units (sentence split, normalise, spell, tokenize).
+"""Parallel CPU preprocessing: paragraphs -> units (protected spans, sentence split, languages, normalise, spell,
+tokenize).
 
 ``mode="thread"`` runs plans on a thread pool (the tokenizer and Bling Fire are native code);
 ``mode="process"`` on a process pool whose workers each load the codec and the speller once.
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from service.engine.tokenization import TextCodec
 from service.pipeline.units import Unit, plan_units
+from service.text.language import LanguageIdentifier, language_identifier
 from service.text.spelling import Speller, spelling_files
 
 log = logging.getLogger(__name__)
@@ -29,15 +31,17 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class _Planner:
-    """What a plan needs: the codec, the longest unit, the speller if there is one."""
+    """What a plan needs: the codec, the longest unit, the speller if there is one, the language identifier."""
 
     codec: TextCodec
     max_tokens: int
     speller: Speller | None
+    languages: LanguageIdentifier
 
     def plan(self, texts: Sequence[str], spelling: bool) -> list[list[Unit]]:
         spell = self.speller.corrections if spelling and self.speller is not None else None
-        return [plan_units(text, self.codec.encode, self.max_tokens, spell) for text in texts]
+        english = self.languages.english_sentences
+        return [plan_units(text, self.codec, self.max_tokens, spell, english) for text in texts]
 
 
 _PROCESS_PLANNER: _Planner | None = None
@@ -47,7 +51,7 @@ def _init_process(model_dir: str, files: tuple[Path, Path | None] | None) -> Non
     global _PROCESS_PLANNER
     codec, manifest = TextCodec.for_model(Path(model_dir))
     speller = Speller.load(*files) if files is not None else None
-    _PROCESS_PLANNER = _Planner(codec, manifest.max_source_content, speller)
+    _PROCESS_PLANNER = _Planner(codec, manifest.max_source_content, speller, language_identifier())
 
 
 def _plan_in_process(texts: Sequence[str], spelling: bool) -> list[list[Unit]]:
@@ -82,8 +86,10 @@ class Preprocessor:
         return self.spelling_files is not None
 
     async def start(self) -> None:
-        """Load the speller (threads), or start every worker process, which loads its own."""
+        """Load the speller and the language identifier (threads), or start every worker process, which loads its
+        own."""
         if self.mode == "thread":
+            await asyncio.to_thread(language_identifier)
             if self.spelling_files is not None and self.speller is None:
                 self.speller = await asyncio.to_thread(Speller.load, *self.spelling_files)
         else:
@@ -93,7 +99,7 @@ class Preprocessor:
         return self.codec.encode(text)
 
     def plan_sync(self, texts: Sequence[str], spelling: bool = True) -> list[list[Unit]]:
-        return _Planner(self.codec, self.max_tokens, self.speller).plan(texts, spelling)
+        return _Planner(self.codec, self.max_tokens, self.speller, language_identifier()).plan(texts, spelling)
 
     async def plan(self, texts: Sequence[str], spelling: bool = True) -> list[list[Unit]]:
         """Units of each paragraph, spelled unless ``spelling`` is False; paragraphs are planned in parallel."""

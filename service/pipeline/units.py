@@ -1,27 +1,36 @@
 """Paragraphs to model units and back.
 
 A unit is one sentence (or one piece of a sentence longer than the model's maximum) as the
-model sees it: normalised text, the spelling stage's word replacements on it, the text the
-model reads (both together), its token ids, and where it sits in the original paragraph. A
-unit the model cannot read (``service.text.script``) is not decoded (nor spelled): its text is
-its output. ``assemble`` turns the model's corrected unit texts into typed edits on the
-original paragraph and the corrected paragraph, keeping only edits of characters the model
-reads: the diff of the normalised text and the model's output is the only source of edits, so
-a spelling replacement is an edit only where the model's output keeps it, and is typed
-``spelling`` when it comes out as the stage made it.
+model sees it: its view (``normalize.model_view``: normalised, markdown syntax and characters the
+model cannot read left out, URLs, e-mail, code and the like read as one placeholder word), the
+spelling stage's word replacements on it, the text the model reads (both together), its token ids,
+where it sits in the original paragraph, and the protected spans around it
+(``service.text.protect``). A unit the model cannot read (``service.text.script``), or in another
+language (``service.text.language``), is not decoded (nor spelled): its text is its output.
+
+``assemble`` turns the model's corrected unit texts into typed edits on the original paragraph and
+the corrected paragraph. An output the guard (``service.text.guard``) finds degenerate is dropped
+whole (the sentence stays as written, and the reason is reported). Otherwise the diff of the view
+and the output is the only source of edits, keeping only those of characters the model reads and
+none that touches a protected span: so a spelling replacement is an edit only where the model's
+output keeps it, and is typed ``spelling`` when it comes out as the stage made it.
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
-from service.text.classify import classify
+from service.text import guard
+from service.text.classify import classify, plausible_alternative
 from service.text.edits import Edit, apply_edits, extract_edits, map_edits
-from service.text.normalize import Normalized, normalize
-from service.text.script import editable, protected_spans, reads_as_english
-from service.text.segment import split_long, split_sentences
+from service.text.normalize import Normalized, model_view, source_span
+from service.text.protect import Kind, Span, find_protected
+from service.text.script import editable, reads_as_english
+from service.text.segment import Sentence, split_long, split_sentences
 
 
 @dataclass(frozen=True)
@@ -30,11 +39,12 @@ class Unit:
 
     sentence: int  # sentence index in the paragraph (pieces of one long sentence share it)
     start: int  # code-point offset of the unit in the paragraph
-    normalized: Normalized
+    normalized: Normalized  # the model's view of the unit (``normalize.model_view``)
     spelling: tuple[Edit, ...]  # the spelling stage's replacements, on ``normalized.text`` offsets
     text: str  # what the model reads: ``normalized.text`` with ``spelling`` applied
     tokens: list[int]  # of ``text``
-    readable: bool  # ``normalized.text`` reads as English (``service.text.script.reads_as_english``)
+    readable: bool  # English the model can read (``script.reads_as_english`` and ``language``)
+    protected: tuple[Span, ...] = ()  # the paragraph's protected spans in or next to the unit's sentence
 
     @property
     def decoded_by_model(self) -> bool:
@@ -59,31 +69,100 @@ class TypedEdit:
 Spell = Callable[[str], list[Edit]]
 """The spelling stage: word replacements on a normalised text (``service.text.spelling.Speller.corrections``)."""
 
+English = Callable[[str, Sequence[tuple[int, int]]], list[bool]]
+"""Which sentences of a paragraph are English (``service.text.language.LanguageIdentifier.english_sentences``)."""
+
+
+class Codec(Protocol):
+    """What planning needs of the model's tokenizer (``engine.tokenization.TextCodec``)."""
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def token_ends(self, text: str) -> list[int]: ...
+
 
 def plan_units(
-    paragraph: str, encode: Callable[[str], list[int]], max_tokens: int, spell: Spell | None = None
+    paragraph: str, codec: Codec, max_tokens: int, spell: Spell | None = None, english: English | None = None
 ) -> list[Unit]:
-    """Split a paragraph into sentences, normalise, spell (when ``spell`` is given) and tokenize each, and split
-    any over ``max_tokens``."""
+    """Find the protected spans, split the paragraph into sentences, take each one's view, spell it (when ``spell``
+    is given) and tokenize it, and cut any over ``max_tokens`` into pieces. A sentence is read when its letters are
+    mostly Latin (``script.reads_as_english``) and ``english``, asked about those only, says it is English. Linear
+    in the paragraph's length."""
+    protection = find_protected(paragraph)
+    spans = protection.spans
+    span_ends = [span.end for span in spans]
+    sentences = split_sentences(paragraph, protection)
+    near = [tuple(_near(spans, span_ends, s.start, s.end)) for s in sentences]
+    readable = [reads_as_english(_prose(s.text, around, s.start)) for s, around in zip(sentences, near, strict=True)]
+    latin = [i for i, ok in enumerate(readable) if ok]
+    if english is not None and latin:
+        verdicts = english(_prose(paragraph, spans), [(sentences[i].start, sentences[i].end) for i in latin])
+        for i, verdict in zip(latin, verdicts, strict=True):
+            readable[i] = verdict
     units: list[Unit] = []
-    for index, sentence in enumerate(split_sentences(paragraph)):
-        unit = _unit(index, sentence.start, normalize(sentence.text), encode, spell)
-        if len(unit.tokens) <= max_tokens:
-            units.append(unit)
+    for index, sentence in enumerate(sentences):
+        view = model_view(paragraph, sentence.start, sentence.end, near[index])
+        tokens = codec.encode(view.text)
+        if len(tokens) <= max_tokens:
+            units.append(_unit(index, sentence.start, view, codec, spell, readable[index], near[index], tokens))
             continue
-        for piece in split_long(sentence, lambda text: len(encode(normalize(text).text)), max_tokens):
-            piece_unit = _unit(index, piece.start, normalize(piece.text), encode, spell)
-            units.append(replace(piece_unit, tokens=piece_unit.tokens[:max_tokens]))
+        whole = Sentence(0, len(view.text), view.text)
+        for piece in split_long(whole, codec.token_ends, max_tokens):
+            piece_view, offset = _piece(view, piece.start, piece.end)
+            unit = _unit(index, sentence.start + offset, piece_view, codec, spell, readable[index], near[index])
+            units.append(replace(unit, tokens=unit.tokens[:max_tokens]))
     return units
 
 
+def _near(spans: Sequence[Span], ends: Sequence[int], start: int, end: int) -> list[Span]:
+    """The spans in ``[start, end]`` or touching it (``ends``: each span's end, for the search)."""
+    found = []
+    for span in spans[bisect.bisect_left(ends, start) :]:
+        if span.start > end:
+            break
+        found.append(span)
+    return found
+
+
+def _prose(text: str, spans: Sequence[Span], offset: int = 0) -> str:
+    """``text`` (at ``offset`` in the paragraph) with the masked and kept spans blanked: what language and script
+    are judged on (the same length)."""
+    parts, position = [], 0
+    for span in spans:
+        a, b = max(span.start - offset, position), min(span.end - offset, len(text))
+        if span.kind is Kind.HIDE or a >= b:
+            continue
+        parts += [text[position:a], " " * (b - a)]
+        position = b
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+def _piece(view: Normalized, start: int, end: int) -> tuple[Normalized, int]:
+    """The view of ``view.text[start:end]``, and where its source starts in ``view.source``."""
+    source_start, source_end = source_span(view, start, end)
+    to_source = [position - source_start for position in view.to_source[start:end]]
+    return Normalized(
+        view.text[start:end], [*to_source, source_end - source_start], view.source[source_start:source_end]
+    ), source_start
+
+
 def _unit(
-    index: int, start: int, normalized: Normalized, encode: Callable[[str], list[int]], spell: Spell | None
+    index: int,
+    start: int,
+    normalized: Normalized,
+    codec: Codec,
+    spell: Spell | None,
+    readable: bool,
+    protected: tuple[Span, ...],
+    tokens: list[int] | None = None,
 ) -> Unit:
-    readable = reads_as_english(normalized.text)
+    """The unit of ``normalized``; ``tokens``: its text's, where already encoded (they stand unless spelled)."""
     spelling = spell(normalized.text) if spell is not None and readable else []
     text = apply_edits(normalized.text, spelling)
-    return Unit(index, start, normalized, tuple(spelling), text, encode(text), readable)
+    if spelling or tokens is None:
+        tokens = codec.encode(text)
+    return Unit(index, start, normalized, tuple(spelling), text, tokens, readable, protected)
 
 
 def _edit_id(unit: Unit, edit: Edit) -> str:
@@ -92,42 +171,50 @@ def _edit_id(unit: Unit, edit: Edit) -> str:
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
 
 
-def _mapped(unit: Unit, corrected: str, protected: Sequence[tuple[int, int]]) -> list[tuple[Edit, bool]]:
-    """The unit's edits on paragraph offsets, each with whether it is one the spelling stage made, without
-    those touching characters the model cannot read or the ``protected`` spans of the paragraph
-    (special-token spellings)."""
+def _mapped(unit: Unit, corrected: str) -> list[tuple[Edit, bool]]:
+    """The unit's edits on paragraph offsets, each with whether it is one the spelling stage made, without those
+    touching characters the model cannot read or a protected span."""
     edits = extract_edits(unit.normalized.text, corrected)
     spelled = [edit in unit.spelling for edit in edits]
     mapped = map_edits(edits, unit.normalized, unit.start)
     return [
         (edit, spell)
         for edit, spell in zip(mapped, spelled, strict=True)
-        if editable(edit.original) and editable(edit.replacement) and not _touches(edit, protected)
+        if editable(edit.original) and editable(edit.replacement) and not _touches(edit, unit.protected)
     ]
 
 
-def _touches(edit: Edit, spans: Sequence[tuple[int, int]]) -> bool:
-    """Whether ``edit`` changes or splits one of ``spans`` (an insertion at either end leaves it whole)."""
-    return any(
-        edit.start < end and edit.end > start if edit.start < edit.end else start < edit.start < end
-        for start, end in spans
-    )
+def _touches(edit: Edit, spans: Sequence[Span]) -> bool:
+    """Whether ``edit`` changes or splits one of ``spans`` (an insertion at either end leaves it whole), or, for a
+    glued span, ends where it starts or starts where it ends."""
+    for span in spans:
+        if span.glued and edit.start <= span.end and edit.end >= span.start:
+            return True
+        if edit.start < edit.end and edit.start < span.end and edit.end > span.start:
+            return True
+        if edit.start == edit.end and span.start < edit.start < span.end:
+            return True
+    return False
 
 
-def unit_edits(
-    unit: Unit, corrected: str, alternatives: Sequence[str] = (), protected: Sequence[tuple[int, int]] = ()
-) -> list[TypedEdit]:
-    """Edits of one unit on paragraph offsets, none touching the ``protected`` spans of the paragraph;
-    alternatives come from other hypotheses at the same span."""
-    edits = _mapped(unit, corrected, protected)
+def unit_edits(unit: Unit, corrected: str, alternatives: Sequence[str] = ()) -> list[TypedEdit]:
+    """Edits of one unit on paragraph offsets, none touching a protected span; alternatives come from the other
+    hypotheses the guard accepts, at the same span, where plausible (``classify.plausible_alternative``). The
+    caller checks ``corrected`` with the guard first."""
+    edits = _mapped(unit, corrected)
     options: dict[tuple[int, int], list[str]] = {}
     for other in alternatives:
-        for alt, _ in _mapped(unit, other, protected):
-            options.setdefault((alt.start, alt.end), []).append(alt.replacement)
+        if guard.degenerate(unit.text, other) is None:
+            for alt, _ in _mapped(unit, other):
+                options.setdefault((alt.start, alt.end), []).append(alt.replacement)
     typed = []
     for edit, spelled in edits:
         seen = {edit.replacement}
-        alts = [r for r in options.get((edit.start, edit.end), []) if not (r in seen or seen.add(r))]
+        alts = [
+            r
+            for r in options.get((edit.start, edit.end), [])
+            if not (r in seen or seen.add(r)) and plausible_alternative(edit.original, edit.replacement, r)
+        ]
         typed.append(
             TypedEdit(
                 _edit_id(unit, edit),
@@ -143,13 +230,28 @@ def unit_edits(
     return typed
 
 
+@dataclass
+class Assembled:
+    """A paragraph's correction: the corrected text, its edits, and why outputs were dropped (one reason of
+    ``guard.REASONS`` per unit whose output the guard refused)."""
+
+    text: str
+    edits: list[TypedEdit]
+    dropped: list[str]
+
+
 def assemble(
     paragraph: str, units: Sequence[Unit], corrected: Sequence[str], alternatives: Sequence[Sequence[str]] | None = None
-) -> tuple[str, list[TypedEdit]]:
-    """The corrected paragraph and its edits, from each unit's corrected text."""
+) -> Assembled:
+    """The corrected paragraph and its edits, from each unit's corrected text (outputs the guard refuses are
+    dropped: their units stay as written)."""
     edits: list[TypedEdit] = []
-    protected = protected_spans(paragraph)  # of the paragraph: a long sentence's pieces may cut one
+    dropped: list[str] = []
     for i, (unit, text) in enumerate(zip(units, corrected, strict=True)):
-        edits.extend(unit_edits(unit, text, alternatives[i] if alternatives else (), protected))
+        reason = guard.degenerate(unit.text, text)
+        if reason is not None:
+            dropped.append(reason)
+            continue
+        edits.extend(unit_edits(unit, text, alternatives[i] if alternatives else ()))
     plain = [Edit(e.start, e.end, e.original, e.replacement) for e in edits]
-    return apply_edits(paragraph, plain), edits
+    return Assembled(apply_edits(paragraph, plain), edits, dropped)

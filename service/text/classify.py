@@ -144,6 +144,31 @@ def classify(edit: Edit, spelled: bool = False) -> str:
     return "word_choice"
 
 
+_CLOSED_CLASSES = tuple(frozenset(words.split()) for words in (_ARTICLES_DETERMINERS, _PREPOSITIONS, _CONJUNCTIONS))
+
+
+def plausible_alternative(original: str, replacement: str, alternative: str) -> bool:
+    """Whether ``alternative`` is a sensible second choice for the edit ``original`` -> ``replacement``: an edit of
+    the same category, with as many words as the replacement, each one the replacement's word, a form of it or of a
+    word of the original ("have": "had"), a spelling variant of a word of the original, or a word of the same closed
+    class as the replacement's (articles and determiners, prepositions, conjunctions: "in": "at"). "I has": "I am"
+    is not one."""
+    if classify(Edit(0, len(original), original, alternative)) != classify(
+        Edit(0, len(original), original, replacement)
+    ):
+        return False
+    old, new, alt = words(original), words(replacement), words(alternative)
+    if len(alt) != len(new):
+        return False
+    return all(
+        ours == theirs
+        or same_word_forms(ours, theirs)
+        or any(same_word_forms(word, theirs) or is_spelling_variant(word, theirs) for word in old)
+        or any(ours in group and theirs in group for group in _CLOSED_CLASSES)
+        for ours, theirs in zip(new, alt, strict=True)
+    )
+
+
 def words(text: str) -> list[str]:
     """The casefolded NFC words of ``text`` (tokens with a letter or digit), with ’ as '."""
     text = unicodedata.normalize("NFC", text).casefold().replace("\u2019", "'")

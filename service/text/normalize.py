@@ -14,18 +14,22 @@ concatenation of the normalised parts):
   so they are left alone; so is canonical reordering of combining marks.
 
 Everything else, curly quotes and dashes included, is passed through unchanged.
+
+``model_view`` is what the model reads of a sentence with protected spans (``service.text.protect``): the
+normalised text with hidden spans left out and each masked span read as ``protect.PLACEHOLDER``.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from service.text.protect import PLACEHOLDER, Kind, Span
+from service.text.script import INVISIBLE
+
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
-_INVISIBLE = frozenset("\u00ad\u180e\u200b\u200e\u200f\u061c\u2060\u2061\u2062\u2063\u2064\ufeff") | frozenset(
-    "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-)
 # Anything that may need work: non-ASCII, or ASCII control characters other than tab.
 _MAYBE_SPECIAL = re.compile("[^\t\x20-\x7e]")
 
@@ -34,7 +38,8 @@ _MAYBE_SPECIAL = re.compile("[^\t\x20-\x7e]")
 class Normalized:
     """Model text and its map to the original: ``to_source[i]`` is the index in ``source`` of ``text[i]``.
 
-    ``to_source`` is strictly increasing and has one final entry, ``len(source)``.
+    ``to_source`` is increasing (strictly, except over a placeholder, whose characters map into the span it stands
+    for) and has one final entry, ``len(source)``.
     """
 
     text: str
@@ -57,13 +62,49 @@ def normalize(text: str) -> Normalized:
     return Normalized("".join(chars), to_source, text)
 
 
+def model_view(paragraph: str, start: int, end: int, spans: Sequence[Span]) -> Normalized:
+    """What the model reads of ``paragraph[start:end]`` (its ``source``): normalised, hidden spans left out,
+    masked spans replaced by the placeholder. ``spans`` are protected spans of the paragraph, sorted (those outside
+    ``[start, end)`` are skipped: pass the few that overlap it)."""
+    source = paragraph[start:end]
+    chars: list[str] = []
+    to_source: list[int] = []
+
+    def plain(a: int, b: int) -> None:
+        if a < b:
+            part = normalize(source[a:b])
+            chars.append(part.text)
+            if len(part.text) == b - a:  # nothing removed: one for one
+                to_source.extend(range(a, b))
+            else:
+                to_source.extend([a + i for i in part.to_source[:-1]])
+
+    position = 0
+    for span in spans:
+        if span.end <= start or span.start >= end:
+            continue
+        a, b = max(span.start - start, 0), min(span.end - start, len(source))
+        plain(position, a)
+        if span.kind is Kind.MASK:
+            chars.append(PLACEHOLDER)
+            to_source.extend(a + min(i, b - a - 1) for i in range(len(PLACEHOLDER)))
+        elif span.kind is Kind.KEEP:
+            plain(a, b)
+        elif chars and chars[-1][-1:] == " " and b < len(source) and normalize_char(source[b]) == " ":
+            b += 1  # "I ❤️ you" reads "I you": a hidden span takes one of the blanks around it along
+        position = b
+    plain(position, len(source))
+    to_source.append(len(source))
+    return Normalized("".join(chars), to_source, source)
+
+
 def normalize_char(char: str) -> str:
     """The replacement of one character: itself, another single character, or ``""`` (removed)."""
     if char == "\t" or "\x20" <= char <= "\x7e":
         return char
     if char in _LINE_BREAKS:
         return " "
-    if char in _INVISIBLE:
+    if char in INVISIBLE:
         return ""
     category = unicodedata.category(char)
     if category == "Zs":

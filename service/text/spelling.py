@@ -4,7 +4,8 @@ reads the text.
 A word is a maximal run of ASCII letters inside a whitespace-delimited chunk. It is left alone (the guards) when its
 chunk looks like a URL, an e-mail address, a hashtag or mention, code (``snake_case``, ``a.b``, ``f()``, brackets,
 operators, slashes) or has a digit (numbers, ``mp3``, ``2nd``); when it is joined to other letters by an apostrophe
-or a hyphen (``did'nt``, ``e-mial``: left to the model); when it is shorter than 3 letters (``ok``, ``ur``); when it
+or a hyphen (``did'nt``, ``e-mial``: left to the model); when it is shorter than 3 letters (``ok``, ``ur``) or longer
+than 40 (no word); when it
 is not all lowercase: an acronym, a proper noun, or a capitalised first word of a sentence shorter than
 ``initial_min_words`` words (learner letters open and sign off with names: ``Vasiliy.``, ``Anni Soler``); or when it
 is known: in SymSpell's English frequency dictionary (shipped inside ``symspellpy``) or in the model's vocabulary
@@ -42,6 +43,7 @@ MAX_DISTANCE = 2
 # 46 MB and loads them in 1.4 s (7, its default: 173 MB, 3.6 s), with the same GLEU on both dev sets.
 PREFIX_LENGTH = 5
 MIN_LENGTH = 3  # "ok", "u", "ur": shorter words are never changed
+MAX_LENGTH = 40  # longer runs of letters are no misspelt words (and would cost a lookup quadratic in their length)
 INITIAL_MIN_WORDS = 4  # a capitalised first word is corrected in sentences of at least this many words
 SPLIT_MIN_COUNT = 1000  # the words of a split are each seen at least this often (and together: in the pair counts)
 # Where a word has no candidate within 2 edits: split with its second part corrected from this many letters, and
@@ -224,7 +226,7 @@ class Speller:
     def _candidate_word(self, word: str, sentence_start: bool, text: str) -> str | None:
         """``word`` lowercased where the stage may change it (long enough, lowercase or a capitalised first word of a
         long enough sentence, unknown); else None."""
-        if len(word) < MIN_LENGTH:
+        if not MIN_LENGTH <= len(word) <= MAX_LENGTH:
             return None
         if word.islower():
             lower = word

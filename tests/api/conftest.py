@@ -7,13 +7,23 @@ from collections.abc import Iterator
 
 import pytest
 
+from loadtest.spawn import start_server as spawn_server
+from service.config import DEFAULT_MODEL
 from tests.api.private_redis import PrivateRedis
-from tests.api.server import RunningServer, start_server
+from tests.api.server import ROOT, RunningServer, start_server
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> RunningServer:
     running = start_server(tmp_path_factory.mktemp("server"))
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory) -> Iterator[RunningServer]:
+    """The real server on the bundled default model (its sentence cache off), for checks of what it answers."""
+    running = spawn_server(DEFAULT_MODEL, tmp_path_factory.mktemp("bundled"), cwd=ROOT, cache_size=0)
     yield running
     running.stop()
 

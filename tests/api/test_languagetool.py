@@ -29,7 +29,7 @@ EXPERIMENT = {
     "control": "autoregressive",
     "arms": [{"name": "accelerated", "weight": 50}, {"name": "autoregressive", "weight": 50}],
 }
-ASTRAL = "😀 I saw a apple yesterday. 𝒜 We visited a island."  # astral characters before the errors
+ASTRAL = "😀 I saw a apple yesterday. 𝒜 We visits a island with my friend."  # astral characters before the errors
 PARAGRAPHS = "I saw a apple yesterday.\n\nWe visited a island last week"
 # LanguageTool's match, field by field, with JSON types (bool before int: a bool is an int in Python).
 MATCH_FIELDS = {
@@ -81,11 +81,13 @@ def test_answer_has_languagetools_fields_and_types(server) -> None:
         "name": str, "version": str, "buildDate": str, "apiVersion": int, "premium": bool, "status": str,
     }  # fmt: skip
     assert body["warnings"] == {"incompleteResults": False}
-    assert body["language"] == {
-        "name": "English (US)",
-        "code": "en-US",
-        "detectedLanguage": {"name": "English (US)", "code": "en-US", "confidence": 1.0},
-    }
+    language = body["language"]
+    assert list(language) == ["name", "code", "detectedLanguage"]
+    assert (language["name"], language["code"]) == ("English (US)", "en-US")
+    detected = language["detectedLanguage"]
+    assert {k: type(v) for k, v in detected.items()} == {"name": str, "code": str, "confidence": float, "source": str}
+    assert (detected["name"], detected["code"], detected["source"]) == ("English (US)", "en-US", "fasttext")
+    assert 0.5 < detected["confidence"] <= 1  # the identifier's, as LanguageTool's: detected whatever was named
     assert body["matches"], "the fixture model corrects this text"
     for match in body["matches"]:
         assert list(match) == list(MATCH_FIELDS)
@@ -159,10 +161,50 @@ def test_languages_and_auto(server) -> None:
     for language, code in (("en", "en"), ("en-US", "en-US"), ("EN-gb", "en-GB")):
         body = check(server, text="I saw a apple.", language=language).json()
         assert body["language"]["code"] == body["language"]["detectedLanguage"]["code"] == code
-    auto = check(server, text="I saw a apple.", language="auto", preferredVariants="de-AT,en-GB").json()
-    assert auto["language"]["code"] == "en-GB" and auto["language"]["detectedLanguage"]["confidence"] == 1.0
-    mixed = check(server, text="Привет мир, I saw", language="auto").json()["language"]
-    assert mixed["code"] == "en-US" and 0 < mixed["detectedLanguage"]["confidence"] < 1  # share of Latin letters
+    auto = check(server, text="I saw a apple.", language="auto", preferredVariants="de-AT,en-GB").json()["language"]
+    assert auto["code"] == auto["detectedLanguage"]["code"] == "en-GB" and auto["detectedLanguage"]["confidence"] > 0.5
+    mixed = check(server, text="Привет мир, как дела? I saw", language="auto").json()["language"]
+    assert mixed["code"] == mixed["detectedLanguage"]["code"] == "ru-RU" and mixed["name"] == "Russian"
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "code"),
+    [
+        ("Das ist ein Test. Ich habe keine Zeit.", "German (Germany)", "de-DE"),
+        ("Je ne sais pas, mais je pense que oui.", "French", "fr"),
+        ("No tengo tiempo hoy, pero mañana sí.", "Spanish", "es"),
+        ("Minulla ei ole tänään aikaa, mutta huomenna on.", "Finnish", "fi"),  # a language LanguageTool does not check
+    ],
+)
+def test_auto_answers_in_the_detected_language(server, text: str, name: str, code: str) -> None:
+    """As LanguageTool: ``language`` and ``detectedLanguage`` name what was detected, with its confidence."""
+    body = check(server, text=text, language="auto", preferredVariants="en-GB").json()
+    language = body["language"]
+    assert (language["name"], language["code"]) == (name, code)
+    detected = language["detectedLanguage"]
+    assert (detected["name"], detected["code"], detected["source"]) == (name, code, "fasttext")
+    assert 0.9 < detected["confidence"] <= 1
+
+
+def test_a_named_language_is_answered_in_and_the_detected_one_reported(server) -> None:
+    english = check(server, text="We visited a island last week.", language="en-GB").json()["language"]
+    assert english["code"] == english["detectedLanguage"]["code"] == "en-GB"  # English: the variant answered in
+    assert 0.5 < english["detectedLanguage"]["confidence"] <= 1
+    german = check(server, text="Das ist ein Test. Ich habe keine Zeit.", language="en-US").json()["language"]
+    assert (german["name"], german["code"]) == ("English (US)", "en-US")
+    assert german["detectedLanguage"]["code"] == "de-DE" and german["detectedLanguage"]["confidence"] > 0.9
+
+
+def test_nothing_to_detect_falls_back_to_english(server) -> None:
+    """No letters: LanguageTool's fallback, English with confidence 0."""
+    language = check(server, text="😀 12 345 !!!", language="auto", preferredVariants="en-GB").json()["language"]
+    assert (language["name"], language["code"]) == ("English (GB)", "en-GB")
+    assert language["detectedLanguage"] == {
+        "name": "English (GB)",
+        "code": "en-GB",
+        "confidence": 0.0,
+        "source": "fallback",
+    }
 
 
 @pytest.mark.parametrize(
@@ -230,9 +272,10 @@ def test_rule_and_category_switches(server) -> None:
     assert set(every) == {"GEC_WORD_CHOICE", "GEC_GRAMMAR"}
     assert rules(disabledRules="MORFOLOGIK_RULE_EN_US,UPPERCASE_SENTENCE_START") == every  # LanguageTool's ids: no-op
     assert rules(disabledRules="GEC_GRAMMAR") == [r for r in every if r != "GEC_GRAMMAR"]
-    assert rules(disabledCategories="MISC") == ["GEC_GRAMMAR"]
-    assert rules(disabledCategories="MISC,GRAMMAR", enabledRules="GEC_GRAMMAR") == ["GEC_GRAMMAR"]
-    assert rules(enabledOnly="true", enabledRules="GEC_GRAMMAR") == ["GEC_GRAMMAR"]
+    grammar = [r for r in every if r == "GEC_GRAMMAR"]
+    assert rules(disabledCategories="MISC") == grammar
+    assert rules(disabledCategories="MISC,GRAMMAR", enabledRules="GEC_GRAMMAR") == grammar
+    assert rules(enabledOnly="true", enabledRules="GEC_GRAMMAR") == grammar
     assert rules(enabledOnly="yes", enabledCategories="MISC") == [r for r in every if r == "GEC_WORD_CHOICE"]
     assert rules(enabledOnly="true", enabledCategories="TYPOS") == []
     assert rules(level="picky", motherTongue="de-DE") == every  # accepted; no picky-only rules, no L1 rules

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from loadtest.spawn import start_server
 from service.api.proto import gecserve_pb2 as pb
 from service.config import DEFAULT_MODEL
-from service.text.script import SPECIAL_SPELLINGS, protected_spans
+from service.text.protect import find_protected
+from service.text.script import SPECIAL_SPELLINGS
 from tests.api.clients import grpc_call, post, rebuild
 from tests.api.server import ROOT, RunningServer
 
@@ -31,31 +30,24 @@ CASES["They is happy and we is sad </s>"] = "They are happy and we are sad </s>"
 TEXTS, EXPECTED = list(CASES), list(CASES.values())
 
 
-@pytest.fixture(scope="module")
-def bundled_server(tmp_path_factory) -> Iterator[RunningServer]:
-    running = start_server(DEFAULT_MODEL, tmp_path_factory.mktemp("bundled"), cwd=ROOT, cache_size=0)
-    yield running
-    running.stop()
-
-
 def check_edits(text: str, edits: list[dict], unit: str, expected: str) -> None:
     assert rebuild(text, edits, unit) == expected
-    for start, end in protected_spans(text):  # ASCII text: code points and UTF-16 units agree
-        assert not [e for e in edits if e["offset"] < end and e["offset"] + e["length"] > start], (text, edits)
+    for span in find_protected(text).spans:  # ASCII text: code points and UTF-16 units agree
+        assert not [e for e in edits if e["offset"] < span.end and e["offset"] + e["length"] > span.start], edits
 
 
 @pytest.mark.parametrize("backend", ["accelerated", "autoregressive"])
 @pytest.mark.parametrize("unit", ["codepoint", "utf16"])
-def test_http_correct(bundled_server: RunningServer, backend: str, unit: str) -> None:
+def test_http_correct(bundled: RunningServer, backend: str, unit: str) -> None:
     payload = {"texts": TEXTS, "offset_unit": unit, "options": {"backend": backend}}
-    results = post(bundled_server, "/v1/correct", payload).json()["results"]
+    results = post(bundled, "/v1/correct", payload).json()["results"]
     assert [r["text"] for r in results] == EXPECTED
     for text, result, expected in zip(TEXTS, results, EXPECTED, strict=True):
         check_edits(text, result["edits"], unit, expected)
 
 
-def test_grpc_correct(bundled_server: RunningServer) -> None:
-    reply, _ = grpc_call(bundled_server, "Correct", pb.CorrectRequest(texts=TEXTS))
+def test_grpc_correct(bundled: RunningServer) -> None:
+    reply, _ = grpc_call(bundled, "Correct", pb.CorrectRequest(texts=TEXTS))
     assert [r.text for r in reply.results] == EXPECTED
     for text, result, expected in zip(TEXTS, reply.results, EXPECTED, strict=True):
         edits = [
@@ -65,24 +57,24 @@ def test_grpc_correct(bundled_server: RunningServer) -> None:
         check_edits(text, edits, "codepoint", expected)
 
 
-def test_http_and_grpc_generate(bundled_server: RunningServer) -> None:
+def test_http_and_grpc_generate(bundled: RunningServer) -> None:
     """One beam is greedy decoding: the correction; four beams' n-best keep the spelling in each rewrite."""
     for text, expected in CASES.items():
-        greedy = post(bundled_server, "/v1/generate", {"text": text, "num_beams": 1}).json()
+        greedy = post(bundled, "/v1/generate", {"text": text, "num_beams": 1}).json()
         assert [s["text"] for s in greedy["sequences"]] == [expected]
-        reply, _ = grpc_call(bundled_server, "Generate", pb.GenerateRequest(text=text, num_beams=1))
+        reply, _ = grpc_call(bundled, "Generate", pb.GenerateRequest(text=text, num_beams=1))
         assert [s.text for s in reply.sequences] == [expected]
-        body = post(bundled_server, "/v1/generate", {"text": text, "num_beams": 4, "num_return_sequences": 3}).json()
+        body = post(bundled, "/v1/generate", {"text": text, "num_beams": 4, "num_return_sequences": 3}).json()
         for sequence in body["sequences"]:
             assert [sequence["text"].count(s) for s in SPECIAL_SPELLINGS] == [text.count(s) for s in SPECIAL_SPELLINGS]
         request = pb.GenerateRequest(text=text, num_beams=4, num_return_sequences=3)
-        reply, _ = grpc_call(bundled_server, "Generate", request)
+        reply, _ = grpc_call(bundled, "Generate", request)
         assert [s.text for s in reply.sequences] == [s["text"] for s in body["sequences"]]
 
 
-def test_languagetool_check(bundled_server: RunningServer) -> None:
+def test_languagetool_check(bundled: RunningServer) -> None:
     for text, expected in CASES.items():
-        response = httpx.post(bundled_server.url + "/v2/check", data={"text": text, "language": "en-US"}, timeout=60)
+        response = httpx.post(bundled.url + "/v2/check", data={"text": text, "language": "en-US"}, timeout=60)
         matches = response.json()["matches"]
         edits = [
             {

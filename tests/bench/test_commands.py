@@ -128,6 +128,17 @@ def test_bench_preprocess(tmp_path, sentences) -> None:
     assert len({r["paragraphs"] for r in rows}) == 1 and rows[0]["paragraphs"] > 0  # both modes ran the same input
 
 
+def test_bench_preprocess_over_sizes_writes_a_row_per_kind_and_a_plot(tmp_path, sentences) -> None:
+    out, plot = tmp_path / "sizes.json", tmp_path / "sizes.png"
+    args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--sizes", "200,800", "--rounds", "1"]
+    assert preprocess.main([*args, "--json", str(out), "--plot", str(plot)]) == 0
+    result = json.loads(out.read_text())
+    assert result["sizes"] == [200, 800]
+    assert {r["kind"] for r in result["rows"]} >= {"learner prose", "emoji run", "one long word", "markdown"}
+    assert all(r["200_ms"] > 0 and r["800_ms"] > 0 and r["growth_over_length"] > 0 for r in result["rows"])
+    assert plot.read_bytes().startswith(b"\x89PNG")
+
+
 def test_bench_serve_spawns_a_real_server(tmp_path, sentences) -> None:
     out = tmp_path / "serve.json"
     args = ["--spawn", str(FIXTURE_MODEL), "--input", str(sentences), "--concurrency", "1,4", "--requests", "12"]

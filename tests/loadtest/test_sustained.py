@@ -28,7 +28,8 @@ def test_a_short_overload_is_refused_with_retry_after_and_the_service_recovers(t
     monkeypatch.setenv("GECSERVE_MAX_QUEUE", "4")
     monkeypatch.setenv("GECSERVE_MAX_BATCH_SIZE", "1")
     source = tmp_path / "input.txt"
-    source.write_text("i saw a apple.\nWe visited a island last week.\nHe go home every days.\n" * 3)
+    # Distinct sentences: identical ones in flight share one decode (and the cache), and would not load the queue.
+    source.write_text("".join(f"He go home every days with {i} friends.\n" for i in range(600)))
     out = tmp_path / "sustained.json"
     args = ["--spawn", str(FIXTURE_MODEL), "--input", str(source), "--saturation", "50", "--baseline-s", "2"]
     assert sustained.main([*args, "--duration", "3", "--json", str(out)]) == 0

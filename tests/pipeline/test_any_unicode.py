@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from service.engine.tokenization import TextCodec
 from service.pipeline.units import TypedEdit, Unit, assemble, plan_units
 from service.text.offsets import Utf16Index
-from service.text.script import SPECIAL_SPELLINGS, editable, protected_spans
+from service.text.protect import find_protected
+from service.text.script import SPECIAL_SPELLINGS, editable
 from tests.conftest import FIXTURE_MODEL
 from tests.text.strategies import hostile_pieces, hostile_texts
 
@@ -28,7 +29,7 @@ MAX_TOKENS = 24  # small, so that long sentences are split into pieces too
 
 
 def plan(paragraph: str) -> list[Unit]:
-    return plan_units(paragraph, CODEC.encode, MAX_TOKENS)
+    return plan_units(paragraph, CODEC, MAX_TOKENS)
 
 
 def utf16(text: str) -> bytes:
@@ -68,7 +69,8 @@ def test_text_the_model_leaves_alone_comes_back_byte_identical(paragraph: str) -
     surrogates, controls and line breaks as they were), with no edit."""
     units = plan(paragraph)
     echoed = [CODEC.decode(unit.tokens) if unit.decoded_by_model else unit.normalized.text for unit in units]
-    corrected, edits = assemble(paragraph, units, echoed)
+    assembled = assemble(paragraph, units, echoed)
+    corrected, edits = assembled.text, assembled.edits
     assert edits == []
     assert utf16(corrected) == utf16(paragraph)
 
@@ -98,12 +100,13 @@ def test_edits_rebuild_the_corrected_text_in_both_offset_units(paragraph: str, d
     turn the paragraph into the corrected text; no edit touches a character the model cannot read
     or a special-token spelling, so those come back in order."""
     units = plan(paragraph)
-    corrected, edits = assemble(paragraph, units, data.draw(model_outputs(units)))
+    assembled = assemble(paragraph, units, data.draw(model_outputs(units)))
+    corrected, edits = assembled.text, assembled.edits
     assert rebuilt_codepoints(paragraph, edits) == corrected
     assert rebuilt_utf16(paragraph, edits) == utf16(corrected)
     assert all(editable(e.original) and editable(e.replacement) for e in edits)
     assert [c for c in corrected if not editable(c)] == [c for c in paragraph if not editable(c)]
-    for start, end in protected_spans(paragraph):
-        assert not [e for e in edits if e.start < end and e.end > start], "a special-token spelling was edited"
+    for span in find_protected(paragraph).spans:
+        assert not [e for e in edits if e.start < span.end and e.end > span.start], "a protected span was edited"
     for spelling in SPECIAL_SPELLINGS:
         assert corrected.count(spelling) >= paragraph.count(spelling)

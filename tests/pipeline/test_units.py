@@ -8,19 +8,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.pipeline.units import assemble, plan_units
+from service.text import guard
 from service.text.classify import classify
 from service.text.edits import Edit
 from service.text.normalize import normalize
-from service.text.script import editable, protected_spans
-
-
-def encode(text: str) -> list[int]:
-    return [ord(c) for c in text]  # one token per character: easy to reason about
+from service.text.protect import find_protected
+from service.text.script import editable
+from tests.pipeline.char_codec import CHARS
 
 
 def test_units_cover_the_sentences_with_their_offsets() -> None:
     paragraph = "First one.  Second\u00a0one!\nThird"
-    units = plan_units(paragraph, encode, max_tokens=100)
+    units = plan_units(paragraph, CHARS, max_tokens=100)
     assert [u.normalized.source for u in units] == ["First one.", "Second\u00a0one!", "Third"]
     assert [u.start for u in units] == [0, 12, 24]
     assert units[1].normalized.text == "Second one!"  # the model sees a plain space
@@ -29,7 +28,7 @@ def test_units_cover_the_sentences_with_their_offsets() -> None:
 
 def test_long_sentences_are_split_and_share_their_index() -> None:
     paragraph = "word " * 30 + "end."
-    units = plan_units(paragraph, encode, max_tokens=40)
+    units = plan_units(paragraph, CHARS, max_tokens=40)
     assert len(units) > 1
     assert all(len(u.tokens) <= 40 for u in units)
     assert {u.sentence for u in units} == {0}
@@ -37,8 +36,9 @@ def test_long_sentences_are_split_and_share_their_index() -> None:
 
 def test_assemble_gives_edits_and_text() -> None:
     paragraph = "i saw a apple.  It was red"
-    units = plan_units(paragraph, encode, 100)
-    corrected, edits = assemble(paragraph, units, ["I saw an apple.", "It was red."])
+    units = plan_units(paragraph, CHARS, 100)
+    assembled = assemble(paragraph, units, ["I saw an apple.", "It was red."])
+    corrected, edits = assembled.text, assembled.edits
     assert corrected == "I saw an apple.  It was red."
     assert [(e.original, e.replacement, e.sentence) for e in edits] == [("i", "I", 0), ("a", "an", 0), ("", ".", 1)]
     assert len({e.id for e in edits}) == len(edits)
@@ -46,15 +46,17 @@ def test_assemble_gives_edits_and_text() -> None:
 
 def test_alternatives_come_from_other_hypotheses_at_the_same_span() -> None:
     paragraph = "He go home."
-    units = plan_units(paragraph, encode, 100)
-    _, edits = assemble(paragraph, units, ["He goes home."], [["He went home.", "He goes home.", "He go home!"]])
+    units = plan_units(paragraph, CHARS, 100)
+    edits = assemble(paragraph, units, ["He goes home."], [["He went home.", "He goes home.", "He go home!"]]).edits
     (edit,) = edits
     assert edit.replacement == "goes" and edit.alternatives == ["went"]
 
 
 def test_edit_ids_are_stable_across_positions() -> None:
-    a = assemble("He go.", plan_units("He go.", encode, 100), ["He goes."])[1]
-    b = assemble("Hello there. He go.", plan_units("Hello there. He go.", encode, 100), ["Hello there.", "He goes."])[1]
+    a = assemble("He go.", plan_units("He go.", CHARS, 100), ["He goes."]).edits
+    b = assemble(
+        "Hello there. He go.", plan_units("Hello there. He go.", CHARS, 100), ["Hello there.", "He goes."]
+    ).edits
     assert a[0].id == b[0].id and a[0].start != b[0].start
 
 
@@ -88,20 +90,27 @@ def _rebuilt(paragraph: str, edits) -> str:
 
 
 @settings(max_examples=300, deadline=None)
-@given(SPACED_TEXT.filter(lambda text: not protected_spans(text)), st.data())
+@given(SPACED_TEXT.filter(lambda text: not find_protected(text).spans), st.data())
 def test_assembled_text_equals_units_replaced(paragraph: str, data) -> None:
     """Each unit's text becomes the model's output for it (up to the blanks the model sees as spaces,
-    which stay as they were where unedited); a unit the model leaves alone keeps its source exactly.
-    (Special-token spellings, which no edit touches: test_any_unicode.py.)"""
-    units = plan_units(paragraph, encode, 30)
+    which stay as they were where unedited), unless the guard drops that output; a unit the model leaves
+    alone, or whose output is dropped, keeps its source exactly. (Protected spans, which no edit touches:
+    test_any_unicode.py and below.)"""
+    units = plan_units(paragraph, CHARS, 30)
     corrected_units = [
         data.draw(st.one_of(st.just(unit.normalized.text), EDITABLE_TEXT.filter(lambda t: len(t) <= 20)))
         for unit in units
     ]
-    corrected, edits = assemble(paragraph, units, corrected_units)
+    assembled = assemble(paragraph, units, corrected_units)
+    corrected, edits = assembled.text, assembled.edits
+    kept = [
+        text if guard.degenerate(unit.text, text) is None else unit.normalized.text
+        for unit, text in zip(units, corrected_units, strict=True)
+    ]
+    assert len(assembled.dropped) == sum(k != t for k, t in zip(kept, corrected_units, strict=True))
     assert _rebuilt(paragraph, edits) == corrected
-    assert normalize(corrected).text == normalize(_units_replaced(paragraph, units, corrected_units)).text
-    for unit, text in zip(units, corrected_units, strict=True):
+    assert normalize(corrected).text == normalize(_units_replaced(paragraph, units, kept)).text
+    for unit, text in zip(units, kept, strict=True):
         if text == unit.normalized.text:
             end = unit.start + len(unit.normalized.source)
             assert not [e for e in edits if e.start < end and e.end > unit.start], "an unchanged unit was edited"
@@ -112,9 +121,10 @@ def test_assembled_text_equals_units_replaced(paragraph: str, data) -> None:
 def test_characters_the_model_cannot_write_are_never_edited(paragraph: str, data) -> None:
     """Any Unicode in, any output from the model: edits rebuild the text, and an edit never touches or
     writes a character outside what the model reads (so such characters come back as they were)."""
-    units = plan_units(paragraph, encode, 30)
+    units = plan_units(paragraph, CHARS, 30)
     corrected_units = [data.draw(st.text(max_size=20)) for _ in units]
-    corrected, edits = assemble(paragraph, units, corrected_units)
+    assembled = assemble(paragraph, units, corrected_units)
+    corrected, edits = assembled.text, assembled.edits
     out, last = [], 0
     for edit in edits:
         assert paragraph[edit.start : edit.end] == edit.original
@@ -130,11 +140,11 @@ def test_special_token_spellings_are_never_edited() -> None:
     """The model rewrites ``</s>`` (to ``_/s>``, say): that edit is dropped, the others are kept, and
     so is an insertion next to a spelling; one inside it is dropped."""
     paragraph = "He go to school </s> every days. They is <pad> happy.\n<s>We go home."
-    units = plan_units(paragraph, encode, 100)
+    units = plan_units(paragraph, CHARS, 100)
     outputs = ["He went to school _/s> every day.", "They are <pad> very happy.", "The <s>We went home."]
-    corrected, edits = assemble(paragraph, units, outputs)
-    assert corrected == "He went to school </s> every day. They are <pad> very happy.\nThe <s>We went home."
-    assert [(e.original, e.replacement) for e in edits] == [
+    assembled = assemble(paragraph, units, outputs)
+    assert assembled.text == "He went to school </s> every day. They are <pad> very happy.\nThe <s>We went home."
+    assert [(e.original, e.replacement) for e in assembled.edits] == [
         ("go", "went"),
         ("days", "day"),
         ("is", "are"),
@@ -142,7 +152,18 @@ def test_special_token_spellings_are_never_edited() -> None:
         ("", "The "),
         ("go", "went"),
     ]
-    assert assemble("a <s> b", plan_units("a <s> b", encode, 100), ["a <xs> b"])[1] == []
+    assert assemble("a <s> b", plan_units("a <s> b", CHARS, 100), ["a <xs> b"]).edits == []
+
+
+def test_no_edit_touches_a_protected_span_and_none_is_glued_to_an_atom() -> None:
+    """The model reads a placeholder for a URL and a number as written: an edit of either is dropped, and so is a
+    word inserted next to the URL; the words around them are corrected."""
+    paragraph = "Please visit https://example.com/a?b=1 if you has 2 question."
+    (unit,) = plan_units(paragraph, CHARS, 100)
+    assert unit.normalized.text == "Please visit NASA if you has 2 question."
+    output = "Please visit the NASAs page if you have 3 questions."
+    assembled = assemble(paragraph, [unit], [output])
+    assert assembled.text == "Please visit https://example.com/a?b=1 if you have 2 questions."
 
 
 def _spell(text: str) -> list[Edit]:
@@ -158,11 +179,12 @@ def test_spelling_replacements_are_typed_spelling_where_the_model_keeps_them() -
     replacement it keeps is an edit of type spelling on the original offsets (past an NBSP and a zero-width space),
     and one it undoes is no edit."""
     paragraph = "I saw\u00a0\u200bteh cat. He studys teh maths."
-    units = plan_units(paragraph, encode, 30, _spell)
+    units = plan_units(paragraph, CHARS, 30, _spell)
     assert [u.text for u in units] == ["I saw the cat.", "He studies the maths."]
-    assert all(u.tokens == encode(u.text) for u in units)
+    assert all(u.tokens == CHARS.encode(u.text) for u in units)
     outputs = [units[0].text, "He studies teh maths."]  # the model undoes the second "the"
-    corrected, edits = assemble(paragraph, units, outputs)
+    assembled = assemble(paragraph, units, outputs)
+    corrected, edits = assembled.text, assembled.edits
     assert corrected == "I saw\u00a0\u200bthe cat. He studies teh maths."
     assert [(e.original, e.replacement, e.type, paragraph[e.start : e.end]) for e in edits] == [
         ("teh", "the", "spelling", "teh"),
@@ -172,5 +194,5 @@ def test_spelling_replacements_are_typed_spelling_where_the_model_keeps_them() -
 
 
 def test_text_the_model_cannot_read_is_not_spelled() -> None:
-    units = plan_units("Привет teh мир.", encode, 30, _spell)
+    units = plan_units("Привет teh мир.", CHARS, 30, _spell)
     assert units[0].text == units[0].normalized.text and not units[0].spelling

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.text.script import editable, protected_spans, reads_as_english
+from service.text.script import editable, reads_as_english, unreadable_runs
 
 
 @pytest.mark.parametrize(
@@ -47,7 +47,16 @@ def test_editable(text: str, expected: bool) -> None:
     assert editable(text) is expected
 
 
-def test_protected_spans_are_the_special_token_spellings() -> None:
-    text = "a </s> b <s>x</s> <pad><unk><mask> <S> </ s> <masked"
-    assert [text[a:b] for a, b in protected_spans(text)] == ["</s>", "<s>", "</s>", "<pad>", "<unk>", "<mask>"]
-    assert protected_spans("no markup here") == []
+@pytest.mark.parametrize(
+    ("text", "runs"),
+    [
+        ("I saw an apple.", []),
+        ("He have 😀😀 a cat", ["😀😀"]),
+        ("a 😀 😀 b 猫", ["😀 😀", "猫"]),
+        ("cafe\u0301 and zero\u200dwidth", ["\u0301", "\u200d"]),
+        ("line\nbreak\ttab\u00a0nbsp", []),  # blanks are read
+        ("zero\u200bwidth \ud800\x00\u202e", []),  # what normalisation removes: the model never sees it
+    ],
+)
+def test_unreadable_runs(text: str, runs: list[str]) -> None:
+    assert [text[a:b] for a, b in unreadable_runs(text)] == runs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 
+from service.text.protect import find_protected
 from service.text.segment import Sentence, is_blank, split_sentences, split_with
 from tests.text.strategies import texts
 
@@ -100,3 +101,43 @@ def test_offsets_are_exact_whatever_the_cut_finder_says() -> None:
 @given(texts)
 def test_sentences_are_exact_trimmed_spans_covering_all_text(paragraph: str) -> None:
     check_invariants(paragraph, split_sentences(paragraph))
+
+
+def protected_texts(paragraph: str) -> list[str]:
+    return [s.text for s in split_sentences(paragraph, find_protected(paragraph))]
+
+
+def test_no_sentence_ends_inside_a_url_an_address_or_a_number() -> None:
+    paragraph = "Visit www.example.com/a.b. Then mail x.y@example.co.uk. It costs $1.50. Done."
+    assert protected_texts(paragraph) == [
+        "Visit www.example.com/a.b.",
+        "Then mail x.y@example.co.uk.",
+        "It costs $1.50.",
+        "Done.",
+    ]
+
+
+def test_hidden_syntax_starts_and_ends_no_sentence() -> None:
+    assert protected_texts("## Installation ##\n- **Save** it\n```\ncode\n```") == ["Installation", "Save** it"]
+
+
+def test_table_cells_are_sentences_of_their_own() -> None:
+    assert protected_texts("| Name | Age |\n|---|---|\n| Bob | twenty |") == ["Name", "Age", "Bob", "twenty"]
+
+
+def test_a_run_the_model_cannot_read_ends_a_sentence_and_stays_in_the_next() -> None:
+    """Bling Fire sees "cat. 😀😀 She" as one sentence, and "猫。 We" as two: both are cut."""
+    emoji = "\U0001f600" * 400
+    assert protected_texts(f"He have a cat. {emoji} She go home.") == ["He have a cat.", f"{emoji} She go home."]
+    assert protected_texts("I like it. 我喜欢猫很多。 We go.") == ["I like it.", "我喜欢猫很多。", "We go."]
+    assert protected_texts("Привет teh мир.") == ["Привет teh мир."]
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_sentences_with_protection_are_exact_trimmed_spans(paragraph: str) -> None:
+    sentences = split_sentences(paragraph, find_protected(paragraph))
+    previous_end = 0
+    for s in sentences:
+        assert s.text == paragraph[s.start : s.end] and previous_end <= s.start < s.end
+        previous_end = s.end

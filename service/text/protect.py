@@ -1,0 +1,530 @@
+"""Protected spans: what the model must not rewrite, found in a paragraph before the model reads it.
+
+Each span is a ``[start, end)`` of the paragraph (code points) with a kind that says how the model sees it:
+
+* ``MASK``: an atom the model cannot read but the sentence needs as a word: URLs with and without a scheme,
+  e-mail addresses, file paths and names, @mentions and #hashtags, code-like tokens (``snake_case``,
+  ``camelCase``, ``f()``, ``a.b.c``, operators, ``key=value``), markdown's inline code, autolinks and images,
+  and any run of over 100 characters the model reads without a blank (a hash, base64, a key held down: no word
+  is that long).
+  The model reads one placeholder word (``PLACEHOLDER``) in its place.
+* ``KEEP``: read as written, never edited: numbers with their currency and unit (amounts, dates, times,
+  percentages, versions), and text spelling a special token of the model (``</s>``, ``<pad>``...), which is
+  encoded as text but which the model rewrites (``</s>`` as ``_/s>``).
+* ``HIDE``: left out of what the model reads: markdown syntax (heading and list markers, block quotes,
+  emphasis markers, a link's brackets and target, table pipes, fenced code blocks, HTML) and runs of
+  characters the model cannot read (emoji, other scripts, combining marks: ``script.editable`` says which),
+  which it turns into nonsense even one at a time.
+
+No edit touches a protected span. A ``glued`` span (atoms and unreadable runs) also takes no edit that ends
+where it starts or starts where it ends (no word inserted next to a URL, no space removed beside an emoji);
+markdown syntax and ``KEEP`` spans take insertions at their edges ("**Note** this" may still become
+"**Note**: this").
+
+Markdown is parsed by ``markdown-it-py`` (CommonMark, with GFM tables and strikethrough; indented code
+blocks are off, since indented lines in a plain-text editor are prose): the characters its inline tokens
+read as text are prose, every other non-blank character is syntax. A paragraph with no character that
+markdown gives a meaning to is not parsed. URLs and e-mail addresses are found by ``linkify-it-py`` with
+the full list of top-level domains; a URL without a scheme is taken only when it looks like one
+(``www.``, a path, a port, or a well-known top-level domain that is not also an English word), since
+learners often leave out the space after a full stop ("at home.So I"). The other atoms are regular
+expressions (below). Every detector runs in time linear in the paragraph's length.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import lru_cache
+
+from linkify_it import LinkifyIt
+from linkify_it.tlds import TLDS
+from markdown_it import MarkdownIt
+from markdown_it.helpers import parseLinkDestination, parseLinkTitle
+from markdown_it.token import Token
+
+from service.text.script import SPECIAL_SPELLINGS, editable, unreadable_runs
+
+__all__ = ["PLACEHOLDER", "Kind", "Protection", "Span", "find_protected"]
+
+PLACEHOLDER = "NASA"
+"""The word the model reads for a masked atom: of the candidates tried (``docs`` in the README), the one the model
+kept best and that changed the rest of the sentence least."""
+
+
+class Kind(Enum):
+    MASK = "mask"
+    KEEP = "keep"
+    HIDE = "hide"
+
+
+@dataclass(frozen=True)
+class Span:
+    """A protected ``[start, end)`` of the paragraph; ``label`` says what was found (``url``, ``markdown``...)."""
+
+    start: int
+    end: int
+    kind: Kind
+    label: str
+
+    @property
+    def glued(self) -> bool:
+        """No edit may end where it starts or start where it ends (see the module docstring)."""
+        return self.kind is Kind.MASK or self.label == "unreadable"
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# -- URLs and e-mail addresses ---------------------------------------------------------------------------------
+
+# Written without a scheme, a domain is a URL only under one of these (or with www., a path or a port): the generic
+# top-level domains and the country codes people write bare, leaving out those that are also English words, which a
+# missing space after a full stop produces ("home.my", "it.so", "end.it").
+_BARE_TLDS = _words(
+    "com org net edu gov mil int info biz io ai app dev co uk de fr es ru cn jp nl se dk fi pl cz ch au ca nz br mx "
+    "ar za kr tw hk sg ie eu gr pt ro hu sk ua tr il ae sa ir vn th ph ly gl tv fm gg"
+)
+_HOST_END = re.compile(r"[/:?#]")
+# "www.shop.ru.My name is": a capitalised last label of a host without a path is the next sentence
+_CAPITALISED_LAST_LABEL = re.compile(r"(?<=[a-z0-9])\.[A-Z][A-Za-z]*$")
+
+
+@lru_cache(maxsize=1)
+def _linkify() -> LinkifyIt:
+    linkify = LinkifyIt(options={"fuzzy_ip": True}).tlds(TLDS)
+    linkify.add("file:", "http:")  # file:///path, validated as the URLs of http:
+    return linkify
+
+
+def _takes_bare(raw: str) -> bool:
+    """Whether a URL found without a scheme looks like one (see ``_BARE_TLDS``)."""
+    if raw.startswith(("www.", "WWW.", "//")):
+        return True
+    cut = _HOST_END.search(raw)
+    if cut is not None and cut.end() < len(raw):
+        return True  # something after the host: a path, a port, a query
+    host = raw[: cut.start()] if cut is not None else raw
+    if host.count(".") == 3 and host.replace(".", "").isdigit():
+        return True  # an IP address
+    tld = host.rsplit(".", 1)[-1]
+    return tld in _BARE_TLDS  # lowercase only: "end.It" is a missing space
+
+
+_LINK_HINT = re.compile(r"\w[.@]\w|//")  # what every URL and e-mail address linkify finds holds
+
+
+def _links(text: str) -> Iterator[tuple[int, int, str]]:
+    linkify = _linkify()
+    if not _LINK_HINT.search(text) or not linkify.pretest(text):
+        return
+    for match in linkify.match(text) or ():
+        if match.schema == "mailto:":
+            yield match.index, match.last_index, "email"
+            continue
+        raw = _CAPITALISED_LAST_LABEL.sub("", match.raw) if not match.schema else match.raw
+        if match.schema or _takes_bare(raw):
+            yield match.index, match.index + len(raw), "url"
+
+
+# -- other atoms ----------------------------------------------------------------------------------------------
+
+# URLs linkify does not take: any scheme (file:///etc, ssh://, s3://, redis://...) and localhost; trailing punctuation
+# is the sentence's
+_URL_END = r"(?:[^\s<>\"'`]{0,2048}[^\s<>\"'`.,;:!?)\]}])?"
+_OTHER_URLS = r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,15}://" + _URL_END + r"|\blocalhost(?::\d{1,5})?(?:/" + _URL_END + ")?"
+_EXTENSIONS = _words(
+    "txt pdf docx? xlsx? pptx? odt ods csv tsv json ya?ml toml ini cfg conf xml html? css scss js mjs ts tsx jsx "
+    "py ipynb rb php java kt swift cpp cc hpp rs sql sh bash zsh ps1 bat exe dll dylib iso dmg apk "
+    "jpe?g png gif bmp svg webp tiff? ico mp3 wav flac ogg mp4 mkv avi mov webm zip tar gz tgz bz2 xz 7z rar "
+    "md rst tex pem crt onnx npz npy pt ckpt"
+)
+# Unbounded repetitions are bounded (a path part of 128 characters, 32 parts...) and atoms start only where no longer
+# one could (the lookbehinds), so that no pattern backtracks over a long run ("a.a.a.a...") from every position in it.
+_PATHS = (
+    r"(?<![\w/.~\\])(?:~|\.{1,2})?(?:/[\w.~@+%-]{1,128}){2,32}/?"  # /usr/bin/env, ~/docs/a.txt, ./run/x
+    r"|(?<![\w/.~])(?:~|\.{1,2})/[\w.~@+%-]{1,128}/?"  # ~/notes, ./run.sh, ../x
+    r"|\b[A-Za-z]:\\[^\s<>\"'|?*]{1,256}"  # C:\Users\me
+    r"|\\\\[\w.$-]{1,64}\\[^\s<>\"'|?*]{1,256}"  # \\server\share
+    r"|(?<![\w.-])[\w-]{1,64}(?:\.[\w-]{1,64}){0,8}\.(?:"  # main.py, report.v2.docx
+    + "|".join(sorted(_EXTENSIONS))
+    + r")\b(?![.\w]\w)"
+)
+_MENTION = r"(?<![\w@./])@[A-Za-z0-9_](?:[\w.-]{0,62}\w)?"
+_HASHTAG = r"(?<![\w#&/])#[^\W\d_](?:[\w-]{0,62}\w)?"
+_CODE = (
+    r"(?<![\w.])[A-Za-z0-9]\w{0,63}_\w{1,64}"  # snake_case, my_var2 (an inner underscore)
+    r"|(?<![\w.])__[a-z][a-z0-9_]{0,62}__(?!\w)"  # __init__ (lowercase: "__Save__" is bold)
+    # camelCase: a one-letter prefix (iPhone, eBay, kWh) or two humps (getElementById); one hump after a longer
+    # prefix is more often a missing space ("energyHydrogen", "thatI"), left to the model
+    r"|\b[a-z](?:[A-Z][a-z0-9]{0,32}){1,8}\b|\b[a-z]{1,32}(?:[A-Z][a-z0-9]{1,32}){2,8}\b"
+    # calls: f(), obj.method(x), f(a,b), f(x=1); not "video(s)" or "Survey(1995)" (a missing space)
+    r"|(?<![\w.])[A-Za-z_]\w{0,64}(?:\.[A-Za-z_]\w{0,64}){0,8}\((?:[^\s()]{0,64}[,=\"'][^\s()]{0,64})?\)"
+    r"|(?<![\w.])[A-Za-z_]\w{0,64}(?:\.[A-Za-z_]\w{0,64}){1,8}\([^\s()]{0,64}\)"
+    r"|(?<![\w.])[a-z_]\w{1,64}(?:\.[a-z_]\w{1,64}){2,8}\b"  # os.path.join (parts of 2+ letters: not e.t.c)
+    r"|(?<![\w.\]\)])[\w.\]\)]{1,64}(?:==|!=|<=|>=|=>|->|::|&&|\|\||\+=|-=|\*=|/=|:=)[\w.\[\(\"']{0,64}"  # a==b
+    r"|(?<!\S)--?[a-z][\w-]{0,64}=\S{0,128}|(?<!\S)--[a-z][a-z0-9-]{2,64}"  # --flag, --key=value
+    r"|(?<![\w.])[A-Za-z_]\w{0,64}=[\w\"'./:-]{1,128}"  # key=value
+    r"|\$\{?[A-Za-z_]\w{0,64}\}?|%[sdfr]\b|\{[A-Za-z_]\w{0,64}\}"  # $VAR, ${VAR}, %s, {name}
+    r"|\b0x[0-9A-Fa-f]{1,64}\b|\b(?=[0-9a-f]{0,40}\d)(?=[0-9a-f]{0,40}[a-f])[0-9a-f]{7,40}\b"  # 0x1F, a hash
+    r"|\b[CFJ](?:#|\+\+)(?![\w#+])"  # C#, C++, F#
+)
+_NUMBER = (
+    r"(?<![\w.,])"
+    r"(?:[$€£¥₹₩₽¢]\s?)?"  # currency symbol
+    r"(?:[vV](?=\d+\.\d))?"  # a version's v
+    r"[-+−]?\d{1,64}(?:[.,:/'’-]\d{1,64}){0,8}"  # 1,250.50  10:30  15/01/2024  2024-01-15  1.2.3
+    r"(?:\s?%|‰|°[CF]?|[a-zA-Z]{1,3}\b)?"  # 50%, 20°C, 5kg, 3rd, 10GB, 2pm
+    r"(?:\s?[$€£¥₹₩₽])?"  # 50 €
+)
+_SYMBOLS = r"(?<!\S)[#&|~^*\\{}<>=+@%]+(?!\S)"  # a symbol standing alone: "Item # 5", "Tom & Jerry"
+_SPECIAL = "|".join(re.escape(spelling) for spelling in SPECIAL_SPELLINGS)
+_ATOMS = re.compile(
+    "|".join(
+        f"(?P<{name}>{pattern})"
+        for name, pattern in (
+            ("special", _SPECIAL),
+            ("url", _OTHER_URLS),
+            ("path", _PATHS),
+            ("email_like", r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,64}(?:\.[\w-]{1,64}){1,8}"),
+            ("mention", _MENTION),
+            ("hashtag", _HASHTAG),
+            ("code", _CODE),
+            ("number", _NUMBER),
+            ("symbol", _SYMBOLS),
+            ("long_token", r"(?<!\S)\S{101,}"),
+        )
+    )
+)
+_KINDS = {"special": Kind.KEEP, "number": Kind.KEEP, "symbol": Kind.KEEP}
+_LABELS = {"email_like": "email"}
+
+
+# Every atom holds a character other than a letter or common punctuation, a lowercase-uppercase pair (iPhone), a
+# call's parenthesis, or is over 100 characters long:
+# only the chunks between blanks that hold one (and their neighbours one space away: "3.5 %", "$ 5") are searched,
+# which leaves out most words of prose.
+_CANDIDATE = re.compile(r"\S*(?:[^\sA-Za-z,;!?'\"()]|[a-z][A-Z]|\w\(|localhost)\S*|\S{101,}")
+
+
+def _atoms(text: str) -> Iterator[tuple[int, int, str]]:
+    regions: list[list[int]] = []
+    for chunk in _CANDIDATE.finditer(text):
+        if regions and chunk.start() - regions[-1][1] <= 1:
+            regions[-1][1] = chunk.end()
+        else:
+            regions.append([chunk.start(), chunk.end()])
+    for start, end in regions:
+        for match in _ATOMS.finditer(text, start, end):
+            name = match.lastgroup or "code"
+            if name == "long_token" and not editable(match.group()):
+                continue  # a run of emoji or another script: the unreadable runs' (left out, not read as a word)
+            yield match.start(), match.end(), _LABELS.get(name, name)
+
+
+# -- code lines -----------------------------------------------------------------------------------------------
+
+# Lines that are code as a whole (no prose in them is corrected): assignments, definitions, imports, shell and REPL
+# prompts, comments, lines ending in "{" or "});", lone closing brackets.
+_CODE_LINE = re.compile(
+    r"^[ \t]*+(?:"
+    r"[A-Za-z_][\w.]{0,64}(?:\[[^\]\n]{0,64}\])?[ \t]*+(?:[-+*/%|&^]|<<|>>|\*\*|//)?=(?!=)[ \t]*+\S[^\n]*+"
+    r"|(?:def|class)[ \t]++\w++[ \t]*+[(:][^\n]*+"
+    r"|import[ \t]++[\w.]++(?:[ \t]++as[ \t]++\w++)?[ \t]*+|from[ \t]++[\w.]++[ \t]++import[ \t][^\n]*+"
+    r"|#(?:include|define|!)[^\n]*+|(?://[ \t]|//$|/\*|\*/|\$ |>>> )[^\n]*+"
+    r"|[^\n]{0,1024}(?:\{|\);)[ \t]*+|[})\]]++[;,]?[ \t]*+"
+    r")$",
+    re.MULTILINE,
+)
+
+
+def _code_lines(text: str) -> list[tuple[int, int]]:
+    return [match.span() for match in _CODE_LINE.finditer(text) if match.end() > match.start()]
+
+
+# -- markdown -------------------------------------------------------------------------------------------------
+
+# A paragraph is parsed as markdown only when it holds a character markdown gives a meaning to.
+_MARKDOWN_HINT = re.compile(r"[*_`#\[\]<>|~\\&]|^[ \t]*(?:[-+>=]|\d{1,9}[.)])", re.MULTILINE)
+_PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"]).disable("code")
+_MARKUP_INLINE = frozenset({"strong_open", "strong_close", "em_open", "em_close", "s_open", "s_close"})
+
+
+class _UnalignedError(Exception):
+    """The parser's tokens could not be laid on the source (a case the aligner does not know): no markdown."""
+
+
+@dataclass
+class _Aligner:
+    """Lays inline tokens on the source, collecting what is prose and what is masked."""
+
+    source: str
+    prose: list[tuple[int, int]] = field(default_factory=list)
+    masked: list[tuple[int, int]] = field(default_factory=list)
+    emphasis: list[tuple[int, int]] = field(default_factory=list)  # emphasis and strikethrough markers
+    pos: int = 0
+
+    def expect(self, literal: str) -> int:
+        """Skip to ``literal`` (a few blank or syntax characters may come before it); where it starts."""
+        found = self.source.find(literal, self.pos, self.pos + 64 + len(literal)) if literal else -1
+        if found < 0:
+            raise _UnalignedError(literal)
+        self.pos = found + len(literal)
+        return found
+
+    def text(self, content: str) -> None:
+        """Prose: each character of ``content`` found in order (escapes and entities in between are syntax)."""
+        source, pos = self.source, self.pos
+        for char in content:
+            found = source.find(char, pos, pos + 16)
+            if found < 0:
+                raise _UnalignedError(content)
+            self.prose.append((found, found + 1))
+            pos = found + 1
+        self.pos = pos
+
+    def code(self, markup: str) -> None:
+        """Inline code: masked; but a backtick written for an apostrophe ("I`m", "don` t") leaves it prose."""
+        start = self.expect(markup)
+        self.expect(markup)
+        source = self.source
+        if (start > 0 and source[start - 1].isalpha()) or (self.pos < len(source) and source[self.pos].isalpha()):
+            self.prose.append((start, self.pos))
+        else:
+            self.masked.append((start, self.pos))
+
+    def image(self) -> None:
+        """``![alt](src)``: masked whole."""
+        start = self.expect("![")
+        depth, pos, source = 1, self.pos, self.source
+        while pos < len(source):
+            char = source[pos]
+            depth += (char == "[") - (char == "]")
+            if char == "\\":
+                pos += 1
+            elif not depth:
+                break
+            pos += 1
+        self.pos = pos
+        self.link_tail()
+        self.masked.append((start, self.pos))
+
+    def link_tail(self) -> None:
+        """After a link's text: ``](destination "title")``, ``][label]`` or ``]``."""
+        self.expect("]")
+        source, pos = self.source, self.pos
+        if source.startswith("(", pos):
+            pos = _skip_blanks(source, pos + 1)
+            destination = parseLinkDestination(source, pos, len(source))
+            if destination.ok:
+                pos = _skip_blanks(source, destination.pos)
+                title = parseLinkTitle(source, pos, len(source))
+                if title.ok:
+                    pos = _skip_blanks(source, title.pos)
+            if not source.startswith(")", pos):
+                raise _UnalignedError("link destination")
+            self.pos = pos + 1
+        elif source.startswith("[", pos):
+            end = source.find("]", pos)
+            if end < 0:
+                raise _UnalignedError("link label")
+            self.pos = end + 1
+
+    def inline(self, children: Sequence[Token]) -> None:
+        index = 0
+        while index < len(children):
+            token = children[index]
+            if token.type == "text":
+                self.text(token.content)
+            elif token.type in _MARKUP_INLINE:
+                start = self.expect(token.markup)
+                self.emphasis.append((start, self.pos))
+            elif token.type == "html_inline" and token.content in SPECIAL_SPELLINGS:
+                start = self.expect(token.content)  # prose, where it is found kept: the model reads it as before
+                self.prose.append((start, self.pos))
+            elif token.type == "html_inline":
+                self.expect(token.content)
+            elif token.type == "code_inline":
+                self.code(token.markup)
+            elif token.type == "image":
+                self.image()
+            elif token.type == "link_open" and token.markup == "autolink":
+                start = self.expect("<")
+                self.expect(">")
+                self.masked.append((start, self.pos))
+                index += 2  # past the link's text and its close
+            elif token.type == "link_open":
+                self.expect("[")
+            elif token.type == "link_close":
+                self.link_tail()
+            elif token.type in ("softbreak", "hardbreak"):
+                self.expect("\n")
+            else:
+                raise _UnalignedError(token.type)
+            index += 1
+
+
+def _skip_blanks(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\n":
+        pos += 1
+    return pos
+
+
+@dataclass(frozen=True)
+class _Markdown:
+    prose: list[tuple[int, int]]  # merged, sorted
+    masked: list[tuple[int, int]]
+    emphasis: list[tuple[int, int]]
+    cuts: list[int]  # where each inline element (paragraph, heading, table cell) starts
+
+
+def _markdown(text: str) -> _Markdown | None:
+    """How markdown reads a paragraph; None where it has no markdown, or where the parser's tokens could not be
+    laid on the text."""
+    if not _MARKDOWN_HINT.search(text):
+        return None
+    # markdown-it turns CRLF and CR into LF and NUL into U+FFFD; done here one for one, so offsets hold
+    safe = text.replace("\r\n", " \n").replace("\r", "\n").replace("\x00", "\ufffd")
+    starts = [0] + [match.end() for match in re.finditer("\n", safe)]
+    aligner = _Aligner(safe)
+    cuts = []
+    try:
+        for token in _PARSER.parse(safe):
+            if token.type == "inline" and token.map is not None:
+                aligner.pos = max(aligner.pos, starts[token.map[0]])
+                before = len(aligner.prose)
+                aligner.inline(token.children or [])
+                if len(aligner.prose) > before:
+                    cuts.append(aligner.prose[before][0])
+    except _UnalignedError:
+        return None
+    return _Markdown(_merge(aligner.prose), aligner.masked, aligner.emphasis, cuts)
+
+
+# -- resolution -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Protection:
+    """The protected spans of a paragraph (sorted, disjoint) and where sentences must be cut (markdown's table
+    cells and blocks, so that no sentence runs from one into the next)."""
+
+    spans: list[Span]
+    cuts: list[int]
+
+
+def find_protected(paragraph: str) -> Protection:
+    """The protected spans of ``paragraph`` and its forced sentence cuts (see the module docstring).
+
+    Code lines are hidden whole; markdown decides what else is prose; in prose (and over emphasis markers, so that
+    ``__init__`` is code, not "init" in bold), the atoms (URLs, e-mail, paths, mentions, hashtags, code, numbers,
+    symbols, special-token spellings) and the unreadable runs are found. Where two atoms overlap, the one that starts
+    first wins, then the longer; an atom needs a character of prose, and leaves the ``*``/``~`` markers at its edges
+    to markdown.
+    """
+    code_lines = _code_lines(paragraph)
+    parsed = _markdown(paragraph)
+    spans = [Span(start, end, Kind.HIDE, "code") for start, end in code_lines]
+    if parsed is None:
+        prose, cuts, emphasis, masked = [(0, len(paragraph))], [], [], []
+    else:
+        prose, cuts, emphasis = parsed.prose, parsed.cuts, parsed.emphasis
+        masked = [(s, e) for s, e in parsed.masked if not _inside_any(s, e, code_lines)]
+        spans += [Span(s, e, Kind.MASK, "markdown") for s, e in masked]
+    found = []
+    for start, end in _merge(prose + emphasis):
+        for piece_start, piece_end in _outside(start, end, code_lines):
+            found += _prose_spans(paragraph, piece_start, piece_end)
+    if parsed is not None:
+        found = [atom for span in found if (atom := _on_prose(span, prose, paragraph)) is not None]
+        covered = _merge(prose + masked + code_lines + [(span.start, span.end) for span in found])
+        spans += [Span(s, e, Kind.HIDE, "markdown") for s, e in _complement(paragraph, covered)]
+    return Protection(sorted(spans + found, key=lambda span: span.start), cuts)
+
+
+def _on_prose(span: Span, prose: list[tuple[int, int]], text: str) -> Span | None:
+    """``span`` without the ``*``/``~`` markers at its edges, if a character of prose is left in it."""
+    start, end = span.start, span.end
+    while start < end and text[start] in "*~" and not _in(start, prose):
+        start += 1
+    while end > start and text[end - 1] in "*~" and not _in(end - 1, prose):
+        end -= 1
+    if not any(_in(i, prose) for i in range(start, end)):
+        return None
+    return span if (start, end) == (span.start, span.end) else Span(start, end, span.kind, span.label)
+
+
+def _in(position: int, ranges: list[tuple[int, int]]) -> bool:
+    """Whether ``position`` is in one of the sorted, disjoint ``ranges``."""
+    index = bisect.bisect_right(ranges, (position, math.inf)) - 1
+    return index >= 0 and ranges[index][0] <= position < ranges[index][1]
+
+
+def _prose_spans(paragraph: str, start: int, end: int) -> list[Span]:
+    """The atoms and unreadable runs inside one stretch of prose ``[start, end)``."""
+    text = paragraph[start:end]
+    found = [*_links(text), *_atoms(text)]  # links first: of two atoms on the same span, the link wins
+    found.sort(key=lambda atom: (atom[0], -atom[1]))
+    spans: list[Span] = []
+    covered = 0
+    for s, e, label in found:
+        if s < covered:
+            continue
+        spans.append(Span(start + s, start + e, _KINDS.get(label, Kind.MASK), label))
+        covered = e
+    taken = [(span.start, span.end) for span in spans]
+    for run_start, run_end in unreadable_runs(paragraph, start, end):
+        for s, e in _outside(run_start, run_end, taken):
+            spans.append(Span(s, e, Kind.HIDE, "unreadable"))
+    return spans
+
+
+def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Adjacent or overlapping ranges joined; sorted."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _complement(text: str, covered: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The runs of non-blank characters outside ``covered`` (merged, sorted), blanks inside a line joining them."""
+    runs = []
+    position = 0
+    for start, end in [*covered, (len(text), len(text))]:
+        runs += [match.span() for match in _SAME_LINE_RUN.finditer(text, position, start)]
+        position = max(position, end)
+    return runs
+
+
+_SAME_LINE_RUN = re.compile(r"\S+(?:[ \t]+\S+)*")
+
+
+def _inside_any(start: int, end: int, ranges: list[tuple[int, int]]) -> bool:
+    return any(s <= start and end <= e for s, e in ranges)
+
+
+def _outside(start: int, end: int, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of ``[start, end)`` outside the sorted, disjoint ``taken`` ranges."""
+    first = bisect.bisect_right(taken, (start, start)) - 1
+    parts = []
+    position = start
+    for s, e in taken[max(first, 0) :]:
+        if s >= end:
+            break
+        if e <= position:
+            continue
+        if s > position:
+            parts.append((position, s))
+        position = max(position, e)
+    if position < end:
+        parts.append((position, end))
+    return parts
