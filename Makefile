@@ -22,7 +22,7 @@ $(VENV)/.dev: pyproject.toml | $(BIN)/python
 serve: $(VENV)/.runtime
 	$(BIN)/gecserve serve --model $(MODEL)
 
-LINTED := service models tests loadtest
+LINTED := service models tests loadtest tools
 
 ## Set up and pass the tests: unit and integration, slow ones included (load runs live in loadtest/).
 test: $(VENV)/.dev

@@ -30,7 +30,7 @@ import yaml
 from loadtest.browser import chromium
 from loadtest.openloop import latencies_by_arm, offered_load, statuses
 from loadtest.spawn import start_server
-from service.bench.report import input_lines, latency_summary, table, write_json
+from service.engine.report import input_lines, latency_summary, table, write_json
 
 
 def _interval(entry: dict[str, Any]) -> str:

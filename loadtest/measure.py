@@ -44,7 +44,7 @@ from tqdm import tqdm
 
 from loadtest.report import PERCENTILES, curves, markdown, plot, read_csv, saturation, steps_markdown
 from loadtest.spawn import RunningServer, start_server
-from service.bench.report import machine, table, write_json
+from service.engine.report import machine, table, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCUSTFILES = "loadtest/locustfile.py,loadtest/shapes.py"

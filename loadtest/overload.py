@@ -41,7 +41,7 @@ import httpx
 from tqdm import tqdm
 
 from loadtest.spawn import RunningServer, start_server
-from service.bench.report import input_lines, table, write_json
+from service.engine.report import input_lines, table, write_json
 
 ROUNDS = 3
 REQUESTS_PER_ROUND = 600

@@ -27,7 +27,7 @@ import httpx
 from tqdm import tqdm
 
 from loadtest.spawn import start_server
-from service.bench.report import input_lines, latency_summary, table, write_json
+from service.engine.report import input_lines, latency_summary, table, write_json
 
 COLUMNS = ["backend", "concurrency", "requests", "errors", "req_per_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms"]
 

@@ -55,8 +55,8 @@ import numpy as np
 
 from loadtest.openloop import offered_load
 from loadtest.spawn import RunningServer, start_server
-from service.api.auth import hash_key
-from service.bench.report import input_lines, latency_summary, table, write_json
+from service.commands.keys import key_entry
+from service.engine.report import input_lines, latency_summary, table, write_json
 
 PROBE_EVERY_S = 0.05
 PROBE_FOR_S = 5.0
@@ -202,10 +202,8 @@ def drill(server: RunningServer, texts: list[str], args: argparse.Namespace, key
 
 def _key_settings() -> dict[str, str]:
     """The server's keys for ``--keys``: ``drill`` unlimited, ``greedy`` limited."""
-    rate, burst = GREEDY_LIMIT
-    drill_entry = f"drill:{hash_key(KEYS['drill'])}"
-    greedy_entry = f"greedy:{hash_key(KEYS['greedy'])}:{rate:g}:{burst}"
-    return {"api_keys": f"{drill_entry},{greedy_entry}"}
+    entries = [key_entry("drill", KEYS["drill"]), key_entry("greedy", KEYS["greedy"], GREEDY_LIMIT)]
+    return {"api_keys": ",".join(entries)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,15 +21,15 @@ from typing import Any
 
 from models.gec.evaluate import score
 from models.gec.metrics import detokenize
-from service.bench.report import table, write_json
-from service.commands.correct import correct_texts
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
+from service.engine.offline import correct_texts
+from service.engine.report import table, write_json
 from service.engine.sessions import SessionSettings
-from service.pipeline.units import assemble, plan_units
 from service.text.letter_edits import LetterEdits
 from service.text.ranking import Ranker
 from service.text.spelling import Speller, load_vocabulary, spelling_files
+from service.text.units import assemble, plan_units
 
 Correct = Callable[[list[str]], list[str]]
 
@@ -51,7 +51,7 @@ def spelled_only(engine: Engine, speller: Speller) -> Correct:
     return run
 
 
-def compare(engine: Engine, data: Path, variants: dict[str, Callable[[], Correct]]) -> list[dict[str, Any]]:
+def compare(data: Path, variants: dict[str, Callable[[], Correct]]) -> list[dict[str, Any]]:
     """One row per variant; each variant's speller is built when its turn comes (each holds SymSpell's index)."""
     dev = data / "dev"
     jfleg_src = _lines(dev / "jfleg.dev.src")
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     engine = Engine(args.model, settings=SessionSettings(intra_op_threads=1))
-    rows = compare(engine, args.data, variants(engine, args.model))
+    rows = compare(args.data, variants(engine, args.model))
     print(table(rows, list(rows[0])))
     if args.json:
         write_json(args.json, {"model": str(args.model), "rows": rows})

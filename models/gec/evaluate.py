@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from models.gec.metrics import change_stats, corpus_gleu, detokenize, tokenize
-from service.bench.report import table
-from service.commands.correct import correct_texts, model_speller
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
+from service.engine.offline import correct_texts, model_speller
+from service.engine.report import table
 from service.engine.sessions import SessionSettings
 from service.text.guard import REASONS
 from service.text.spelling import Speller

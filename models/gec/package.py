@@ -34,10 +34,10 @@ from models.export.exporter import export
 from models.gec.spelling_model import ship_spelling_model
 from models.gec.tokenizer import EOS_ID
 from models.gec.vocabulary import ship_vocabulary
-from service.bench.report import machine
-from service.commands.correct import model_speller
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
+from service.engine.offline import model_speller
+from service.engine.report import machine
 from service.engine.sessions import SessionSettings
 from service.text.spelling import Speller
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from models.gec.prepare import prepare
 from models.gec.train import TrainConfig, train
-from service.bench.peer_ct2 import TOKENIZER_CONFIG
+from service.engine.tokenization import TOKENIZER_CONFIG
 
 SCHEDULES = {
     # (stage-1 minutes, stage-2 minutes, preset, tokens per side per batch). The model is the

@@ -24,8 +24,8 @@ from onnx import helper, numpy_helper
 from transformers import BartConfig, BartForConditionalGeneration, MBartForConditionalGeneration
 
 from models.gec.architecture import config_for
-from service.bench.peer_ct2 import TOKENIZER_CONFIG
 from service.engine.manifest import ModelManifest
+from service.engine.tokenization import TOKENIZER_CONFIG
 
 
 def _matmulnbits_weight(node: onnx.NodeProto, arrays: dict[str, np.ndarray]) -> np.ndarray:

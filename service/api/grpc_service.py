@@ -26,17 +26,17 @@ from pydantic import BaseModel, ValidationError
 
 from service.api import schemas
 from service.api.access import AccessControl, presented_key
+from service.api.entry import ARM_HEADER, correct_request, generate_request, served_by, validation_message
 from service.api.proto import gecserve_pb2 as pb
 from service.observability.request_id import current_request_id, start_request
 from service.pipeline.errors import InvalidRequestError, RequestError
 from service.pipeline.pipeline import Pipeline
-from service.pipeline.types import Correction, CorrectRequest, CorrectResult, GenerateRequest, Timings
+from service.pipeline.types import Correction, CorrectResult, Timings
 
 __all__ = ["SERVICE_NAME", "create_grpc_server"]
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Corrector"].full_name
-ARM_METADATA = "x-gecserve-arm"
-EXPERIMENT_METADATA = "x-gecserve-experiment"
+ARM_METADATA = ARM_HEADER.lower()
 REQUEST_ID_METADATA = "x-request-id"
 
 STATUS_CODES = {
@@ -135,8 +135,7 @@ class CorrectorService:
             return model.model_validate(fields)
         except ValidationError as error:
             self.pipeline.refused("grpc", route, InvalidRequestError.reason)
-            details = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors())
-            await self._abort(context, InvalidRequestError(details))
+            await self._abort(context, InvalidRequestError(validation_message(error.errors())))
 
     async def _abort(self, context: grpc.aio.ServicerContext, error: RequestError) -> None:
         trailing = [(REQUEST_ID_METADATA, current_request_id.get() or "")]
@@ -150,31 +149,14 @@ class CorrectorService:
         metadata = await self._admit(context, "correct")
         fields = request if isinstance(request, _Undecodable) else _correct_fields(request)
         body = await self._validated(schemas.CorrectBody, fields, "correct", context)
-        header_arm = metadata.get(ARM_METADATA)
-        arm = body.options.backend
         try:
-            if arm and header_arm and arm != header_arm:
-                raise InvalidRequestError(f"options.backend {arm!r} and {ARM_METADATA} {header_arm!r} disagree")
             result: CorrectResult = await self.pipeline.correct(
-                CorrectRequest(
-                    texts=[body.text] if body.text is not None else list(body.texts),
-                    single=body.text is not None,
-                    offset_unit=body.offset_unit,
-                    arm=arm or header_arm,
-                    alternatives=body.options.alternatives,
-                    spelling=body.options.spelling,
-                    user_id=body.client.user_id,
-                    session_id=body.client.session_id,
-                ),
-                api="grpc",
-                timeout=context.time_remaining(),
+                correct_request(body, metadata.get(ARM_METADATA)), api="grpc", timeout=context.time_remaining()
             )
         except RequestError as error:
             await self._abort(context, error)
-        answer_metadata = [(REQUEST_ID_METADATA, current_request_id.get() or ""), (ARM_METADATA, result.arm)]
-        if result.experiment:
-            answer_metadata.append((EXPERIMENT_METADATA, result.experiment))
-        await context.send_initial_metadata(answer_metadata)
+        served = [(name.lower(), value) for name, value in served_by(result).items()]
+        await context.send_initial_metadata([(REQUEST_ID_METADATA, current_request_id.get() or ""), *served])
         response = pb.CorrectResponse(
             model=pb.ModelInfo(name=result.model_name, version=result.model_version),
             arm=result.arm,
@@ -194,9 +176,7 @@ class CorrectorService:
         fields = request if isinstance(request, _Undecodable) else _generate_fields(request)
         body = await self._validated(self.generate_body, fields, "generate", context)
         try:
-            result = await self.pipeline.generate(
-                GenerateRequest(**body.model_dump()), api="grpc", timeout=context.time_remaining()
-            )
+            result = await self.pipeline.generate(generate_request(body), api="grpc", timeout=context.time_remaining())
         except RequestError as error:
             await self._abort(context, error)
         await context.send_initial_metadata([(REQUEST_ID_METADATA, current_request_id.get() or "")])

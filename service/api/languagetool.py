@@ -19,32 +19,28 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import PlainTextResponse, Response
+from fastapi.responses import Response
+from pydantic import ValidationError
 
+from service.api import schemas
 from service.api.access import AccessControl, presented_key
-from service.api.lt_matches import check_answer, software
-from service.api.lt_params import CHECK_PARAMETERS, LANGUAGES, BadCheckRequestError, check_params, decode_form
-from service.api.responses import ARM_HEADER, TextJSONResponse, documented_errors, served_headers
+from service.api.entry import ARM_HEADER, correct_request, served_by, validation_message
+from service.api.lt_matches import check_answer
+from service.api.lt_params import CHECK_PARAMETERS, BadCheckRequestError, check_params, decode_form
+from service.api.lt_startup import PLAIN_ERROR, lt_error, plain_errors, startup_router
+from service.api.responses import TextJSONResponse, documented_errors
 from service.pipeline.errors import RequestError
 from service.pipeline.pipeline import Pipeline
-from service.pipeline.types import CorrectRequest
 from service.text.language import language_identifier
 from service.text.rules import RULES
 
 ROUTE = "lt_check"  # the route label of /v2/check in the metrics
 MAX_ARM_CHARS = 64
 
-_PLAIN_ERROR = {"text/plain": {"schema": {"type": "string", "pattern": "^Error: "}}}
-
-
-def _plain_errors(descriptions: dict[int, str]) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses`` of errors answered as LanguageTool answers them."""
-    return {status: {"description": text, "content": _PLAIN_ERROR} for status, text in descriptions.items()}
-
 
 CHECK_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"description": "LanguageTool's answer: software, language, matches"},
-    **_plain_errors(
+    **plain_errors(
         {
             400: "a parameter LanguageTool refuses",
             401: "no API key (apiKey, X-Api-Key, Authorization: Bearer), or one that is not valid (keys configured)",
@@ -58,7 +54,7 @@ CHECK_RESPONSES: dict[int | str, dict[str, Any]] = {
     ),
 }
 # A body over the limit is cut off before any route runs, in the service's own error shape (JSON).
-CHECK_RESPONSES[413] = {**documented_errors({413: "text or body over the limit"})[413], "content": _PLAIN_ERROR}
+CHECK_RESPONSES[413] = {**documented_errors({413: "text or body over the limit"})[413], "content": PLAIN_ERROR}
 _REQUIRED = {"language"}
 CHECK_QUERY = {
     "parameters": [
@@ -78,16 +74,9 @@ CHECK_FORM = {
 }
 
 
-def lt_error(status: int, message: str, retry_after: str | None = None) -> PlainTextResponse:
-    """An error as LanguageTool answers it: ``Error: <message>`` as plain text."""
-    headers = {"Retry-After": retry_after} if retry_after else None
-    return PlainTextResponse(f"Error: {message}", status_code=status, headers=headers)
-
-
 def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
     """The ``/v2`` routes; ``/v2/check`` admitted by ``access``."""
     router = APIRouter(prefix="/v2", tags=["LanguageTool"])
-    name, model_version = pipeline.model_info
     identifier = language_identifier()  # loaded with the routes, not in a first request
 
     @router.get("/check", response_class=TextJSONResponse, responses=CHECK_RESPONSES, openapi_extra=CHECK_QUERY)
@@ -118,74 +107,26 @@ def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
         except BadCheckRequestError as error:
             pipeline.refused("http", ROUTE, "bad_request")
             return lt_error(400, str(error))
-        correct = CorrectRequest(
-            texts=[params.text.plain],
-            single=True,
-            arm=arm,
-            alternatives=params.alternatives,
-            spelling=params.rules.selected(RULES["spelling"]),  # disabledCategories=TYPOS: no spelling stage
-            user_id=params.user_id,
-            session_id=params.session_id,
-        )
+        fields = {
+            "text": params.text.plain,
+            "options": {
+                "alternatives": params.alternatives,
+                "spelling": params.rules.selected(RULES["spelling"]),  # disabledCategories=TYPOS: no spelling stage
+            },
+            "client": {"user_id": params.user_id, "session_id": params.session_id},
+        }
         try:
-            result = await pipeline.correct(correct, api="http", route=ROUTE)
+            body = schemas.CorrectBody.model_validate(fields)
+        except ValidationError as error:
+            pipeline.refused("http", ROUTE, "bad_request")
+            return lt_error(400, validation_message(error.errors()))
+        try:
+            result = await pipeline.correct(correct_request(body, arm), api="http", route=ROUTE)
         except RequestError as error:
             return lt_error(error.status, error.message, error.retry_after)
         detected = identifier.detect(params.text.plain)
         answer = check_answer(params, detected, result.corrections[0], result.model_name, result.model_version)
-        return TextJSONResponse(answer, headers=served_headers(result))
+        return TextJSONResponse(answer, headers=served_by(result))
 
-    @router.get("/languages")
-    async def languages() -> list[dict[str, str]]:
-        """The languages `/v2/check` accepts (and `auto`)."""
-        return [{"name": x.name, "code": x.code, "longCode": x.long_code} for x in LANGUAGES.values()]
-
-    @router.get("/info")
-    async def info() -> dict[str, Any]:
-        """This server, as LanguageTool's `software` object."""
-        return {"software": software(name, model_version)}
-
-    @router.get("/healthcheck", response_class=PlainTextResponse, responses=_plain_errors({503: "not ready"}))
-    async def healthcheck() -> Response:
-        """`OK` once the model is ready and while it is not shutting down (as `/readyz`), else 503."""
-        if pipeline.serving:
-            return PlainTextResponse("OK")
-        return lt_error(503, "the model is not ready", retry_after="1")
-
-    @router.get("/maxtextlength", response_class=PlainTextResponse)
-    async def max_text_length() -> str:
-        """The longest text `/v2/check` accepts, in characters (plain text)."""
-        return str(pipeline.settings.max_text_chars)
-
-    @router.get(
-        "/configinfo",
-        responses={
-            **_plain_errors({400: "no language, or one LanguageTool does not know"}),
-            **documented_errors({422: "invalid parameters"}),
-        },
-    )
-    async def config_info(language: str | None = None) -> Response:
-        """The rules this server reports (one per edit type) and its text limit."""
-        if not language:
-            return lt_error(400, "'language' parameter missing")
-        if language.casefold() not in LANGUAGES:
-            return lt_error(400, f"'{language}' is not a language code known to LanguageTool.")
-        rules = [
-            {
-                "ruleId": rule.id,
-                "description": rule.description,
-                "categoryId": rule.category_id,
-                "categoryName": rule.category_name,
-                "locQualityIssueType": rule.issue_type,
-            }
-            for rule in RULES.values()
-        ]
-        return TextJSONResponse(
-            {
-                "software": software(name, model_version),
-                "parameter": {"maxTextLength": pipeline.settings.max_text_chars},
-                "rules": rules,
-            }
-        )
-
+    router.include_router(startup_router(pipeline))
     return router

@@ -1,6 +1,5 @@
-"""JSON responses of the HTTP API, the one shape of every error (``{"error": {"reason", "message",
-"request_id"}}``) and how the OpenAPI schema declares it, and the headers naming the arm and
-experiment that served a correction.
+"""JSON responses of the HTTP API: the one shape of every error (``{"error": {"reason", "message",
+"request_id"}}``) and how the OpenAPI schema declares it.
 
 Text is passed through as it came: a lone surrogate that a JavaScript editor sent (JSON's
 ``\\ud800``) comes back in the same form, since an editor's offsets count it. UTF-8 cannot hold a
@@ -18,19 +17,8 @@ from fastapi.responses import JSONResponse
 
 from service.api.schemas import ErrorResponse
 from service.observability.request_id import current_request_id
-from service.pipeline.types import CorrectResult
 
-__all__ = [
-    "ARM_HEADER",
-    "EXPERIMENT_HEADER",
-    "TextJSONResponse",
-    "documented_errors",
-    "error_response",
-    "served_headers",
-]
-
-ARM_HEADER = "X-Gecserve-Arm"
-EXPERIMENT_HEADER = "X-Gecserve-Experiment"
+__all__ = ["TextJSONResponse", "documented_errors", "error_response"]
 
 
 class TextJSONResponse(JSONResponse):
@@ -55,11 +43,3 @@ def documented_errors(descriptions: Mapping[int, str]) -> dict[int | str, dict[s
     """The OpenAPI ``responses`` of a route's errors, in the one error shape, from ``{status: description}``
     (what the route's clients may get: every status it can answer must be declared, or the schema lies)."""
     return {status: {"model": ErrorResponse, "description": text} for status, text in descriptions.items()}
-
-
-def served_headers(result: CorrectResult) -> dict[str, str]:
-    """The response headers naming the arm that served a correction, and the experiment that assigned it."""
-    headers = {ARM_HEADER: result.arm}
-    if result.experiment:
-        headers[EXPERIMENT_HEADER] = result.experiment
-    return headers

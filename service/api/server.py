@@ -43,6 +43,7 @@ from service.config import SettingError, Settings, check_model, listen, load_set
 from service.experiments.definition import ExperimentFileError, load_experiment
 from service.observability.logging import configure_logging
 from service.pipeline.pipeline import Pipeline
+from service.wiring import Gateway
 
 log = logging.getLogger("gecserve")
 
@@ -60,7 +61,8 @@ class _HttpServer(uvicorn.Server):
 
 async def serve(settings: Settings, listener: socket.socket, flags: Mapping[str, str] | None = None) -> None:
     """Serve HTTP on ``listener`` and gRPC until SIGTERM/SIGINT, then drain (the module docstring)."""
-    pipeline = Pipeline(settings)
+    gateway = Gateway(settings)
+    pipeline = gateway.pipeline
     access = AccessControl.from_settings(settings, pipeline.metrics)
     app = create_app(pipeline, access)
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_keep_alive=settings.keep_alive_s)
@@ -85,7 +87,7 @@ async def serve(settings: Settings, listener: socket.socket, flags: Mapping[str,
     log.info("http listening", extra={"port": http_port})
 
     async def warm_up() -> None:
-        await pipeline.start()
+        await gateway.start()
         if health_servicer is not None:
             for name in (SERVICE_NAME, ""):
                 health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -102,7 +104,7 @@ async def serve(settings: Settings, listener: socket.socket, flags: Mapping[str,
     await _drain(settings, pipeline, http, http_task, grpc_server, health_servicer)
     if not warm_task.done():
         warm_task.cancel()
-    await pipeline.stop()
+    await gateway.stop()
     await access.close()
     log.info("stopped")
     if warm_task.done() and not warm_task.cancelled() and warm_task.exception() is not None:

@@ -30,9 +30,9 @@ from typing import Any
 
 from service.batching import Batcher, BatchPolicy, Job
 from service.batching.batcher import NullHooks
-from service.bench.report import latency_summary
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
+from service.engine.report import latency_summary
 from service.experiments.arms import BACKENDS, Arm
 from service.pipeline.queues import LocalQueues
 

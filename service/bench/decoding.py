@@ -36,10 +36,10 @@ from tqdm import tqdm
 from service.batching import BatchPolicy
 from service.bench.arrivals import COLUMNS as ARRIVAL_COLUMNS
 from service.bench.arrivals import run_arrivals
-from service.bench.report import latency_summary, table, write_json
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import STRATEGIES, Engine
 from service.engine.model import Seq2SeqModel, pad_rows
+from service.engine.report import latency_summary, table, write_json
 from service.engine.sessions import SessionSettings
 
 # Rows that are aggressive decoding with other knobs (see the module docstring).

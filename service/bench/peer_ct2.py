@@ -14,13 +14,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-TOKENIZER_CONFIG = {
-    "tokenizer_class": "PreTrainedTokenizerFast",
-    "bos_token": "<s>",
-    "eos_token": "</s>",
-    "pad_token": "<pad>",
-    "unk_token": "<unk>",
-}
+from service.engine.tokenization import TOKENIZER_CONFIG
 
 
 class CT2Greedy:

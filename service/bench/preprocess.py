@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from service.bench.report import input_lines, table, write_json
+from service.engine.report import input_lines, table, write_json
 from service.pipeline.preprocess import Preprocessor
 
 

@@ -4,71 +4,20 @@
                      [--no-spelling] < in > out
 
 Paragraphs are read exactly as the service reads them (protected spans, sentences, languages, the
-spelling stage where the model ships a vocabulary, the guard); lines keep their order.
+spelling stage where the model ships a vocabulary, the guard); lines keep their order. The correction itself is
+``service.engine.offline.correct_texts``; this module is its command line.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
-from tqdm import tqdm
-
 from service.config import DEFAULT_MODEL
-from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
-from service.engine.manifest import ModelManifest
+from service.engine.offline import correct_texts, model_speller
 from service.engine.sessions import SessionSettings
-from service.pipeline.units import Assembled, Unit, assemble, plan_units
-from service.text.language import language_identifier
-from service.text.spelling import Speller, spelling_files
-
-
-def model_speller(model_dir: Path) -> Speller | None:
-    """The spelling stage of a model folder, as the service loads it; None where it ships no vocabulary."""
-    files = spelling_files(model_dir, ModelManifest.load(model_dir))
-    return Speller.load(*files) if files is not None else None
-
-
-def correct_texts(
-    engine: Engine,
-    texts: Sequence[str],
-    decoding: str = "aggressive",
-    batch_size: int = 32,
-    params: DecodeParams | None = None,
-    progress: bool = False,
-    speller: Speller | None = None,
-) -> list[Assembled]:
-    """Correct paragraphs (spelled first by ``speller`` if given); units of similar length are decoded together in
-    batches, and units the model does not read (other languages, text it cannot read) are not decoded, as in the
-    service. Each paragraph's correction, as the service assembles it (with what the guard dropped)."""
-    spell = speller.corrections if speller is not None else None
-    english = language_identifier().english_sentences
-    plans: list[list[Unit]] = [plan_units(t, engine.codec, engine.max_source_tokens, spell, english) for t in texts]
-    flat = [(p, u) for p, units in enumerate(plans) for u in range(len(units))]
-    outputs: dict[int, str] = {
-        i: unit.text for i, (p, u) in enumerate(flat) if not (unit := plans[p][u]).decoded_by_model
-    }
-    order = sorted(
-        (i for i in range(len(flat)) if i not in outputs), key=lambda i: len(plans[flat[i][0]][flat[i][1]].tokens)
-    )
-    bar = tqdm(total=len(order), desc=f"correct ({decoding})", unit="sent", file=sys.stderr, disable=not progress)
-    for start in range(0, len(order), batch_size):
-        chunk = order[start : start + batch_size]
-        sources = [plans[flat[i][0]][flat[i][1]].tokens for i in chunk]
-        for i, result in zip(chunk, engine.generate(sources, decoding, params), strict=True):
-            outputs[i] = engine.codec.decode(result.tokens)
-        bar.update(len(chunk))
-    bar.close()
-    corrected: list[Assembled] = []
-    position = 0
-    for text, units in zip(texts, plans, strict=True):
-        unit_texts = [outputs[position + k] for k in range(len(units))]
-        position += len(units)
-        corrected.append(assemble(text, units, unit_texts))
-    return corrected
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,15 @@ import sys
 from service.api.auth import KeyFileError, hash_key, parse_entry
 
 
+def key_entry(name: str, key: str, limit: tuple[float, int] | None = None) -> str:
+    """The keys-file entry of ``key`` under ``name``, as ``gecserve keys hash --name`` prints it: ``name:sha256hex``,
+    or ``name:sha256hex:rate:burst`` with the key's own ``limit`` (requests per second, burst). Raises
+    ``KeyFileError`` for an entry the service would refuse."""
+    entry = f"{name}:{hash_key(key)}" + ("" if limit is None else f":{limit[0]:g}:{limit[1]}")
+    parse_entry(entry, "the entry")
+    return entry
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="gecserve keys", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -38,9 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if (args.rate is None) != (args.burst is None):
         parser.error("give --rate and --burst together")
-    entry = f"{args.name}:{hash_key(key)}" + ("" if args.rate is None else f":{args.rate:g}:{args.burst}")
     try:
-        parse_entry(entry, "the entry")
+        entry = key_entry(args.name, key, None if args.rate is None else (args.rate, args.burst))
     except KeyFileError as error:
         print(f"gecserve keys hash: {error}", file=sys.stderr)
         return 2

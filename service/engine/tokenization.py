@@ -1,4 +1,4 @@
-"""Text <-> token ids with the model's Hugging Face ``tokenizers`` file."""
+"""Text <-> token ids with the model's Hugging Face ``tokenizers`` file, and how ``transformers`` loads it."""
 
 from __future__ import annotations
 
@@ -7,6 +7,17 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from service.engine.manifest import ModelManifest
+
+# The ``tokenizer_config.json`` that goes beside a model's bare ``tokenizer.json`` in a Hugging Face checkpoint
+# (the trained one, ``models.gec.unpack``'s, the CTranslate2 peer's copy): load it as the generic fast tokenizer,
+# not the family's own class (mBART's adds language codes and rejects a byte-level BPE vocabulary).
+TOKENIZER_CONFIG = {
+    "tokenizer_class": "PreTrainedTokenizerFast",
+    "bos_token": "<s>",
+    "eos_token": "</s>",
+    "pad_token": "<pad>",
+    "unk_token": "<unk>",
+}
 
 
 class TextCodec:

@@ -34,6 +34,7 @@ from service.batching import (
     QueueFullError,
 )
 from service.batching.stream_gateway import JobFailedError, QueueUnavailableError
+from service.engine.decoding.types import DecodeParams
 from service.engine.tokenization import TextCodec
 from service.experiments.arms import Arm
 from service.observability.metrics import Metrics
@@ -46,10 +47,10 @@ from service.pipeline.errors import (
     PayloadTooLargeError,
     RequestDeadlineError,
 )
-from service.pipeline.queues import DecodingQueues
+from service.pipeline.queues import GENERATE_QUEUE, DecodingQueues
 from service.pipeline.runners import Outcome
 from service.pipeline.types import Timings
-from service.pipeline.units import Unit
+from service.text.units import Unit
 
 __all__ = ["UnitDecoder"]
 
@@ -142,7 +143,7 @@ class UnitDecoder:
             for key, result in zip(joined, theirs, strict=True):
                 if result is not None:
                     decoded[key] = result.texts
-                    _add_timings(timings, result, joined_at)
+                    _add_timings(timings, result.job, result.outcome, joined_at)
             remaining = {key: tokens for key, tokens in remaining.items() if key not in decoded}
             if remaining and time.monotonic() >= deadline:
                 raise RequestDeadlineError("not decoded in time: the request decoding its sentence gave it up")
@@ -163,7 +164,7 @@ class UnitDecoder:
             return {}
         try:
             jobs = [Job(tokens=t, arm=arm.queue, priority=priority, deadline=deadline) for t in tokens.values()]
-            outcomes = await self.submit_to(self.queues.get(arm), arm.name, jobs)
+            outcomes = await self._submit(self.queues.get(arm), arm.name, jobs)
             decoded, stored = {}, []
             for (key, flight), job, outcome in zip(flights.items(), jobs, outcomes, strict=True):
                 result = outcome.result
@@ -173,7 +174,7 @@ class UnitDecoder:
                 decoded[key] = texts
                 stored.append((key, json.dumps(texts)))
                 self.metrics.observe_decode(arm.queue, result.passes, result.accepted)
-                _add_timings(timings, done, job.enqueued_at)
+                _add_timings(timings, job, outcome, job.enqueued_at)
             await self.cache.set_many(stored)  # meanwhile, requests for these sentences still find the flights
             return decoded
         finally:
@@ -183,14 +184,35 @@ class UnitDecoder:
                 if self._flights.get(key) is flight:
                     del self._flights[key]
 
-    def check_admission(self, arm: Arm, priority: Priority, deadline: float) -> None:
-        """503 at once, before the request is preprocessed, when the arm's queue already holds more
-        work than its deadline allows (``Batcher.check_admission``): under overload the refused
-        requests then cost next to nothing."""
-        with _request_errors(arm.name):
-            self.queues.get(arm).check_admission(priority, deadline)
+    async def generate(
+        self, units: Sequence[Unit], payload: tuple[str, DecodeParams], deadline: float, timings: Timings
+    ) -> list[list[tuple[str, float]] | None]:
+        """Each unit's hypotheses (text and score), best first, decoded by ``payload``'s strategy and settings
+        in the ``generate`` queue; None for a unit the model does not read. No cache: a rewrite is asked for
+        once (and sampling draws anew without a seed)."""
+        readable = [unit for unit in units if unit.decoded_by_model]
+        jobs = [Job(tokens=u.tokens, arm=GENERATE_QUEUE, deadline=deadline, payload=payload) for u in readable]
+        outcomes = await self._submit(self.queues.generate(), GENERATE_QUEUE, jobs) if jobs else []
+        decoded = iter(zip(jobs, outcomes, strict=True))
+        hypotheses: list[list[tuple[str, float]] | None] = []
+        for unit in units:
+            if not unit.decoded_by_model:
+                hypotheses.append(None)
+                continue
+            job, outcome = next(decoded)
+            _add_timings(timings, job, outcome, job.enqueued_at)
+            hypotheses.append([(self.codec.decode(h.tokens), h.score) for h in outcome.result.hypotheses])
+        return hypotheses
 
-    async def submit_to(self, batcher: Batcher, label: str, jobs: list[Job]) -> list[Outcome]:
+    def check_admission(self, arm: Arm | None, priority: Priority, deadline: float) -> None:
+        """503 at once, before the request is preprocessed, when the queue of ``arm`` (None: ``generate``'s)
+        already holds more work than its deadline allows (``Batcher.check_admission``): under overload the
+        refused requests then cost next to nothing."""
+        batcher = self.queues.generate() if arm is None else self.queues.get(arm)
+        with _request_errors(GENERATE_QUEUE if arm is None else arm.name):
+            batcher.check_admission(priority, deadline)
+
+    async def _submit(self, batcher: Batcher, label: str, jobs: list[Job]) -> list[Outcome]:
         """Admit the jobs to ``batcher`` together (all or none), wait for their outcomes, and turn
         batching errors into request errors (``label`` names the queue in messages)."""
         if len(jobs) > self.max_queue:
@@ -222,10 +244,9 @@ def _request_errors(label: str) -> Iterator[None]:
         raise InvalidRequestError(str(error)) from error
 
 
-def _add_timings(timings: Timings, decoded: _Decoded, since: float) -> None:
+def _add_timings(timings: Timings, job: Job, outcome: Outcome, since: float) -> None:
     """The queue and inference time of one sentence's decode, from ``since`` on (when its job was queued, or
     when the request began waiting for another's); a request's timings are those of its slowest sentence."""
-    outcome = decoded.outcome
-    started = max(decoded.job.enqueued_at, since)
+    started = max(job.enqueued_at, since)
     timings.queue = max(timings.queue, outcome.started - started)
     timings.inference = max(timings.inference, outcome.finished - max(outcome.started, since))

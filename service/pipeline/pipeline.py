@@ -1,45 +1,36 @@
-"""The pipeline: one object behind both APIs, and the one entry point of every request.
+"""The pipeline: one object behind every API, and the one entry point of every request.
 
 ``correct`` and ``generate`` are what HTTP and gRPC call. Each runs its request under the
 request's deadline and records it once, here: Prometheus (by API, route, experiment, arm and
 outcome), the live numbers of ``/v1/stats``, and the experiment's own numbers.
 
-A correction: validate -> route to an arm (``service.experiments``) -> preprocess (parallel
-workers: split, normalise, spell unless the request turns it off, tokenize) -> sentence cache ->
-the arm's auto-batching queue -> edits with offsets. When the experiment samples the request for
-a shadow comparison, its sentences also go through the shadow arm after the answer is ready, at
-the lowest priority.
+A correction: validate -> route to an arm (``service.experiments``) -> admission (503 at once when the
+arm's queue cannot serve it in time) -> preprocess (parallel workers: protected spans, sentences,
+languages, normalise, spell unless the request turns it off, tokenize) -> the sentence cache and the
+sentences already in flight -> the arm's auto-batching queue -> the guard, and edits with offsets. A
+rewrite (``/v1/generate``) takes the same path to its own queue, without the cache. When the
+experiment samples the request for a shadow comparison, its sentences also go through the shadow arm
+after the answer is ready, at the lowest priority.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from service.batching import BatchPolicy, Job, Priority
-from service.batching.streams import StreamKeys
+from service.batching import Priority
 from service.config import Settings
-from service.engine.allocator import keep_freed_blocks
 from service.engine.decoding.types import DecodeParams
-from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
-from service.engine.sessions import SessionSettings
-from service.experiments.arms import BACKENDS, Arm, UnknownArmError
-from service.experiments.definition import load_experiment
+from service.experiments.arms import UnknownArmError
 from service.experiments.manager import ExperimentManager, Route
-from service.experiments.store import LocalStore, RedisStore
-from service.observability.hooks import MetricsHooks
 from service.observability.logging import log_request
 from service.observability.metrics import NO_EXPERIMENT, Metrics
 from service.observability.stats import OK, RollingStats
-from service.pipeline.cache import MemoryCache, RedisCache, SentenceCache, TieredCache
 from service.pipeline.decoding import UnitDecoder
 from service.pipeline.errors import (
     CANCELLED,
@@ -53,10 +44,8 @@ from service.pipeline.errors import (
     status_of,
 )
 from service.pipeline.preprocess import Preprocessor
-from service.pipeline.queues import GENERATE_QUEUE, DecodingQueues, LocalQueues
-from service.pipeline.runners import Outcome
+from service.pipeline.queues import GENERATE_QUEUE, DecodingQueues
 from service.pipeline.shadow import ShadowRunner
-from service.pipeline.stream_queues import StreamQueues
 from service.pipeline.types import (
     Correction,
     CorrectRequest,
@@ -66,15 +55,11 @@ from service.pipeline.types import (
     GenerateResult,
     Timings,
 )
-from service.pipeline.units import TypedEdit, assemble
-from service.redis_pool import redis_client
 from service.text.offsets import Utf16Index
+from service.text.units import TypedEdit, assemble
 
 log = logging.getLogger(__name__)
 
-WARMUP_TEXT = "This are a warm-up sentence for the model."
-WARMUP_ROUNDS = 3  # the first run of a session is slow; later ones teach admission control the real cost
-WARMUP_BATCH = 16  # then one batch this large, for the cost of a batch at a second size
 NO_ARM = "none"  # requests refused before they were routed
 
 T = TypeVar("T")
@@ -99,24 +84,25 @@ class _Record:
 
 
 class Pipeline:
-    """Owns the model, the preprocessing pool, the cache, the experiments and the decoding queues."""
+    """Serves requests: routes them, preprocesses their paragraphs, has their sentences decoded and assembles the
+    answers, recording each once. ``service.wiring`` builds its parts and hands it those that decode
+    (``serve_with``) once they are ready."""
 
     def __init__(
         self,
         settings: Settings,
+        metrics: Metrics,
+        stats: RollingStats,
+        manifest: ModelManifest,
+        preprocessor: Preprocessor,
+        experiments: ExperimentManager,
     ) -> None:
         self.settings = settings
-        self.metrics = Metrics()
-        self.stats = RollingStats()
-        self.cache = self._cache()
-        self.manifest = ModelManifest.load(settings.model_path)
-        self.preprocessor = Preprocessor(
-            settings.model_path, settings.preprocess_mode, settings.preprocess_workers, settings.spelling
-        )
-        self.codec = self.preprocessor.codec
-        store = RedisStore(settings.redis_url, settings.redis_prefix) if settings.redis_url else LocalStore()
-        self.replica = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-        self.experiments = ExperimentManager(settings.default_backend, store, self.replica)
+        self.metrics = metrics
+        self.stats = stats
+        self.manifest = manifest
+        self.preprocessor = preprocessor
+        self.experiments = experiments
         self.queues: DecodingQueues | None = None
         self.decoder: UnitDecoder | None = None
         self.shadow: ShadowRunner | None = None
@@ -124,74 +110,10 @@ class Pipeline:
         self.draining = False  # shutting down: readiness is off (``serving``), requests are still taken while ready
         self.variant: str | None = None
 
-    # -- lifecycle --------------------------------------------------------------------------
-
-    def _cache(self) -> TieredCache:
-        """The in-memory LRU, then Redis when ``redis_url`` is set (and ``cache_ttl_s`` is not 0)."""
-        s = self.settings
-        levels: list[tuple[str, SentenceCache]] = [("memory", MemoryCache(s.cache_size))]
-        if s.redis_url and s.cache_ttl_s > 0:
-            client = redis_client(s.redis_url, timeout_s=1, connect_timeout_s=0.5)
-            shared = RedisCache(client, s.redis_prefix, s.cache_ttl_s, on_error=self.metrics.cache_error)
-            levels.append(("redis", shared))
-        return TieredCache(levels, self.metrics.cache_lookup)
-
-    def _engines(self) -> list[Engine]:
-        s = self.settings
-        session = SessionSettings(
-            provider=s.provider, intra_op_threads=s.ort_threads, spinning=s.ort_spinning, io_binding=s.ort_io_binding
-        )
-        return [Engine(s.model_path, s.model_variant, session) for _ in range(s.inference_workers)]
-
-    async def start(self) -> None:
-        """Load the engines (or join the workers' streams), open the experiment, warm every local
-        queue up; then ``ready`` turns True."""
-        s = self.settings
-        if s.queue_url:
-            await self.preprocessor.start()
-            self.variant = s.model_variant or self.manifest.default_variant
-            keys = StreamKeys.for_model(s.redis_prefix, self.manifest.name, self.manifest.version, self.variant)
-            self.queues = StreamQueues(
-                s.queue_url, keys, self.replica, s.max_queue, s.admit_within, s.worker_timeout_s, self.metrics
-            )
-        else:
-            engines, _ = await asyncio.gather(asyncio.to_thread(self._engines), self.preprocessor.start())
-            self.variant = engines[0].model.variant
-            policy = BatchPolicy(
-                max_batch_size=s.batch_size(engines[0].model.on_gpu),
-                max_batch_tokens=s.max_batch_tokens,
-                max_wait_ms=s.max_wait_ms,
-                max_queue=s.max_queue,
-                admit_within=s.admit_within,
-            )
-            self.queues = LocalQueues(
-                engines, policy, MetricsHooks(self.metrics, self.stats), continuous=s.continuous_strategies
-            )
-        await self.queues.start()
-        model_key = f"{self.manifest.name}\x1f{self.manifest.version}\x1f{self.variant}"
-        self.decoder = UnitDecoder(self.queues, self.cache, self.codec, self.metrics, model_key, s.max_queue)
-        self.shadow = ShadowRunner(self.decoder, self.experiments, self.metrics, s.shadow_timeout_s)
-        await self.experiments.open(load_experiment(s.experiment) if s.experiment else None)
-        if isinstance(self.queues, LocalQueues):
-            await self._warm_up(self.queues)
-            keep_freed_blocks()  # process-wide: bounds what malloc keeps once the idle release has run
+    def serve_with(self, queues: DecodingQueues, decoder: UnitDecoder, shadow: ShadowRunner, variant: str) -> None:
+        """The parts that decode, started and warmed up: from now on the pipeline is ready."""
+        self.queues, self.decoder, self.shadow, self.variant = queues, decoder, shadow, variant
         self.ready = True
-        log.info("pipeline ready", extra={"model": self.manifest.name, "variant": self.variant})
-
-    async def _warm_up(self, queues: LocalQueues) -> None:
-        """Every queue's first batches, which are slow; then one larger batch each, so that admission
-        control knows what a batch costs at two sizes. One queue at a time: queues warmed together share
-        the engines, and would learn several times what a batch costs alone."""
-        arms = [Arm.of_backend(name) for name in BACKENDS]
-        arms += [self.experiments.resolve(name) for name in self.experiments.known_arms()]
-        tokens = self.preprocessor.encode(WARMUP_TEXT)
-        batchers = {arm.queue: queues.get(arm) for arm in arms}
-        batchers[GENERATE_QUEUE] = queues.generate()
-        payload = ("beam", DecodeParams(num_beams=2))
-        sizes = [1] * WARMUP_ROUNDS + [min(WARMUP_BATCH, queues.policy.max_batch_size, self.settings.max_queue)]
-        for name, batcher in batchers.items():
-            for size in sizes:
-                await batcher.submit_many([Job(tokens=tokens, arm=name, payload=payload) for _ in range(size)])
 
     @property
     def accepting(self) -> bool:
@@ -202,17 +124,6 @@ class Pipeline:
     def serving(self) -> bool:
         """What readiness reports: accepting, and not shutting down."""
         return self.accepting and not self.draining
-
-    async def stop(self) -> None:
-        """Stop taking work, finish what is queued and running (up to the drain timeout)."""
-        self.ready = False
-        if self.shadow is not None:
-            await self.shadow.stop()
-        if self.queues is not None:
-            await self.queues.stop(self.settings.drain_timeout_s)
-        await self.experiments.close()
-        await self.cache.close()
-        self.preprocessor.close()
 
     @property
     def model_info(self) -> tuple[str, str]:
@@ -378,10 +289,11 @@ class Pipeline:
     # -- generate ---------------------------------------------------------------------------
 
     async def _generate(self, request: GenerateRequest, record: _Record, deadline: float) -> GenerateResult:
-        if not self.accepting or self.queues is None:
+        if not self.accepting or self.decoder is None:
             raise NotReadyError(self._not_ready_reason())
         record.arm = GENERATE_QUEUE
         self._validate_texts([request.text])
+        self.decoder.check_admission(None, Priority.INTERACTIVE, deadline)
         params = DecodeParams(
             max_new_tokens=request.max_new_tokens,
             num_beams=request.num_beams,
@@ -395,41 +307,24 @@ class Pipeline:
         started = time.monotonic()
         (units,) = await self.preprocessor.plan([request.text])
         timings.preprocess = time.monotonic() - started
-        jobs = [
-            Job(tokens=u.tokens, arm=GENERATE_QUEUE, deadline=deadline, payload=(request.strategy, params))
-            for u in units
-            if u.decoded_by_model
-        ]
-        outcomes = await self._submit_generate(jobs)
-        by_unit = iter(outcomes)
-        sequences: list[tuple[str, float]] = []
-        chosen = [next(by_unit) if u.decoded_by_model else None for u in units]
-        for job, outcome in zip(jobs, outcomes, strict=True):
-            timings.queue = max(timings.queue, outcome.started - job.enqueued_at)
-            timings.inference = max(timings.inference, outcome.finished - outcome.started)
+        hypotheses = await self.decoder.generate(units, (request.strategy, params), deadline, timings)
         post_started = time.monotonic()
+        sequences: list[tuple[str, float]] = []
         for k in range(request.num_return_sequences):
             texts, score = [], 0.0
-            for unit, outcome in zip(units, chosen, strict=True):
-                if outcome is None:
+            for unit, found in zip(units, hypotheses, strict=True):
+                if found is None:
                     texts.append(unit.normalized.text)
                     continue
-                hyps = outcome.result.hypotheses
-                hyp = hyps[min(k, len(hyps) - 1)]
-                texts.append(self.codec.decode(hyp.tokens))
-                score += hyp.score
+                text, hypothesis_score = found[min(k, len(found) - 1)]
+                texts.append(text)
+                score += hypothesis_score
             sequences.append((assemble(request.text, units, texts).text, score))
         record.sentences = len({unit.sentence for unit in units})
         timings.postprocess = time.monotonic() - post_started
         timings.total = time.monotonic() - started
         name, version = self.model_info
         return GenerateResult(sequences, name, version, timings)
-
-    async def _submit_generate(self, jobs: list[Job]) -> list[Outcome]:
-        if not jobs:
-            return []
-        assert self.decoder is not None and self.queues is not None
-        return await self.decoder.submit_to(self.queues.generate(), "generate", jobs)
 
     def _not_ready_reason(self) -> str:
         if self.draining:

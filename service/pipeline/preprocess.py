@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from service.engine.tokenization import TextCodec
-from service.pipeline.units import Unit, plan_units
 from service.text.language import LanguageIdentifier, language_identifier
 from service.text.spelling import Speller, spelling_files
+from service.text.units import Unit, plan_units
 
 log = logging.getLogger(__name__)
 

@@ -31,10 +31,19 @@ from typing import Any
 from service.batching import DeadlineExceededError, Job
 from service.batching.session import Deliver
 from service.engine.allocator import release_free_memory
-from service.engine.decoding.types import DecodeParams, DecodeResult, empty_result
+from service.engine.decoding.types import DecodeParams, DecodeResult, decoding_from_json, empty_result
 from service.engine.engine import DecodingStoppedError, Engine, InputTooLongError
 
-__all__ = ["IDLE_S", "DecodingSession", "IdleRelease", "Outcome", "PayloadSession", "decode_batch", "decode_by_payload"]
+__all__ = [
+    "IDLE_S",
+    "DecodingSession",
+    "IdleRelease",
+    "Outcome",
+    "PayloadSession",
+    "WorkerSession",
+    "decode_batch",
+    "decode_by_payload",
+]
 
 log = logging.getLogger(__name__)
 
@@ -269,3 +278,40 @@ class IdleRelease:
             for engine in self.engines:
                 engine.release_memory()
         release_free_memory()
+
+
+def _as_reply(outcome: Any) -> Any:
+    if isinstance(outcome, Outcome):
+        return {
+            "result": outcome.result.to_json(),
+            "seconds": outcome.finished - outcome.started,
+            "batch_size": outcome.batch_size,
+        }
+    return outcome
+
+
+class WorkerSession:
+    """A queue's decoding in the worker (a batcher ``Session``): each job's payload (its decoding, as
+    sent) is read back, then the jobs are decoded by a ``PayloadSession`` (iteration-level batching
+    for the strategies in ``continuous``, as in the gateway's own queues). Replies are JSON-ready."""
+
+    def __init__(self, engine: Engine, idle: IdleRelease, continuous: frozenset[str], max_rows: int) -> None:
+        self.decoding = PayloadSession(engine, continuous, max_rows, idle.batch_ended)
+
+    @property
+    def active(self) -> int:
+        return self.decoding.active
+
+    def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
+        def reply(job: Job, outcome: Any) -> None:
+            deliver(job, _as_reply(outcome))
+
+        readable = []
+        for job in joining:
+            try:
+                job.payload = decoding_from_json(job.payload)
+            except (KeyError, TypeError, ValueError) as error:
+                reply(job, ValueError(f"unreadable decoding {job.payload!r}: {error}"))
+                continue
+            readable.append(job)
+        self.decoding.advance(readable, wake, reply)

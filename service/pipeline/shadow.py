@@ -19,7 +19,7 @@ from service.observability.metrics import Metrics
 from service.pipeline.decoding import UnitDecoder
 from service.pipeline.errors import RequestError
 from service.pipeline.types import Timings
-from service.pipeline.units import Unit
+from service.text.units import Unit
 
 __all__ = ["ShadowRunner"]
 

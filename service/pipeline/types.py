@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from service.pipeline.units import TypedEdit
+from service.text.units import TypedEdit
 
 
 @dataclass(frozen=True)

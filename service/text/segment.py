@@ -1,7 +1,7 @@
 """Sentence splitting of a paragraph into exact code-point spans, and cutting of over-long sentences.
 
 Line breaks (``\\r\\n``, ``\\n``, ``\\r`` and the other ``str.splitlines`` breaks) always end a sentence. Inside a
-line the cut points come from Bling Fire (``blingfire``; chosen over ``pysbd`` with ``compare_segmenters.py``: on
+line the cut points come from Bling Fire (``blingfire``; chosen over ``pysbd`` with ``tools/compare_segmenters.py``: on
 learner essays slightly more accurate and about 25 times faster). The library only proposes cut positions: the spans
 are always cut from the original string here, so offsets are exact whatever the library does with emoji, CJK,
 combining marks or odd whitespace. Sentences never start or end with blank characters (whitespace, zero-width space,

@@ -28,10 +28,10 @@ import importlib.resources
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
 from symspellpy import SymSpell, Verbosity
 
-from service.engine.manifest import ModelManifest
 from service.text.classify import osa_distance, plausible_distance
 from service.text.edits import Edit
 from service.text.ranking import Ranker
@@ -87,7 +87,17 @@ def guarded_chunk(chunk: str) -> bool:
     return is_url(chunk) or is_email(chunk) or is_tag(chunk) or is_code(chunk) or has_digit(chunk)
 
 
-def spelling_files(model_dir: Path, manifest: ModelManifest) -> tuple[Path, Path | None] | None:
+class Manifest(Protocol):
+    """What ``spelling_files`` reads of a model's manifest (``engine.manifest.ModelManifest``)."""
+
+    @property
+    def vocabulary(self) -> str | None: ...
+
+    @property
+    def spelling_model(self) -> str | None: ...
+
+
+def spelling_files(model_dir: Path, manifest: Manifest) -> tuple[Path, Path | None] | None:
     """The vocabulary and the ranking (if any) that ``manifest`` names; None where it names no vocabulary."""
     if not manifest.vocabulary:
         return None

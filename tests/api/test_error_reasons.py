@@ -8,7 +8,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from service.api.http import FRAMEWORK_REASONS  # the app: every module defining an error class is imported
+from service.api.errors import FRAMEWORK_REASONS
+from service.api.http import create_app  # the app: every module defining an error class is imported
 from service.pipeline.errors import RequestError
 from tests.api.server import RunningServer
 
@@ -19,6 +20,7 @@ JSON = {"content-type": "application/json"}
 def answered_reasons() -> dict[str, int]:
     """Every reason the service can answer with its status: the request errors (the APIs' own included, all
     imported with the app) and the web framework's."""
+    assert create_app  # imported above for the error classes its modules define
     reasons: dict[str, int] = {}
     classes: list[type[RequestError]] = [RequestError]
     while classes:

@@ -22,6 +22,7 @@ from service.api.proto import gecserve_pb2 as pb
 from service.api.proto import gecserve_pb2_grpc as pb_grpc
 from service.config import Settings
 from service.pipeline.pipeline import Pipeline
+from service.wiring import Gateway
 from tests.api.clients import wait_until
 from tests.conftest import FIXTURE_MODEL
 
@@ -63,9 +64,13 @@ class HeldEngine:
 
 @dataclass
 class Served:
-    pipeline: Pipeline
+    gateway: Gateway
     http: httpx.AsyncClient
     grpc: pb_grpc.CorrectorStub
+
+    @property
+    def pipeline(self) -> Pipeline:
+        return self.gateway.pipeline
 
     def depth(self, queue: str) -> int:
         return self.pipeline.health()["queues"].get(queue, {}).get("depth", 0)
@@ -77,7 +82,8 @@ class Served:
 @asynccontextmanager
 async def serving(start: bool = True, **overrides: object) -> AsyncIterator[Served]:
     """The HTTP app on uvicorn and the gRPC server on free ports, over one pipeline (started or not)."""
-    pipeline = Pipeline(Settings(model_path=FIXTURE_MODEL, model_variant="int8", cache_size=0, **overrides))
+    gateway = Gateway(Settings(model_path=FIXTURE_MODEL, model_variant="int8", cache_size=0, **overrides))
+    pipeline = gateway.pipeline
     http_port = free_port()
     http = uvicorn.Server(uvicorn.Config(create_app(pipeline), host="127.0.0.1", port=http_port, log_level="warning"))
     http_task = asyncio.create_task(http.serve())
@@ -87,16 +93,16 @@ async def serving(start: bool = True, **overrides: object) -> AsyncIterator[Serv
         while not http.started:
             await asyncio.sleep(0.01)
         if start:
-            await pipeline.start()
+            await gateway.start()
         async with (
             httpx.AsyncClient(base_url=f"http://127.0.0.1:{http_port}", timeout=HOLD_S) as client,
             grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}") as channel,
         ):
-            yield Served(pipeline, client, pb_grpc.CorrectorStub(channel))
+            yield Served(gateway, client, pb_grpc.CorrectorStub(channel))
     finally:
         http.should_exit = True
         await asyncio.gather(http_task, grpc_server.stop(0))
-        await pipeline.stop()
+        await gateway.stop()
 
 
 async def grpc_refusal(call) -> grpc.aio.AioRpcError:
@@ -123,13 +129,13 @@ def test_readiness_follows_warm_up_and_shutdown() -> None:
             error = await grpc_refusal(served.grpc.Correct(pb.CorrectRequest(text="i saw a apple")))
             assert error.code() == grpc.StatusCode.UNAVAILABLE and retry_after(error) == "1"
 
-            await served.pipeline.start()
+            await served.gateway.start()
             assert (await served.http.get("/readyz")).status_code == 200
             engine = HeldEngine()
             engine.hold(served.pipeline)
             in_flight = asyncio.create_task(served.http.post("/v1/correct", json={"text": "i saw a apple yesterday."}))
             await engine.wait_entered()
-            stopping = asyncio.create_task(served.pipeline.stop())
+            stopping = asyncio.create_task(served.gateway.stop())
             await asyncio.sleep(0)  # shutdown has begun: the drain waits for the held batch
             assert (await served.http.get("/readyz")).status_code == 503
             late = await served.http.post("/v1/correct", json={"text": "Tom found an owl."})

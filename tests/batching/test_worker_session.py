@@ -11,8 +11,7 @@ from typing import Any
 from service.batching import Job
 from service.engine.decoding.types import DecodeParams, decoding_to_json
 from service.engine.engine import Engine
-from service.pipeline.runners import IdleRelease
-from service.worker import WorkerSession
+from service.pipeline.runners import IdleRelease, WorkerSession
 from tests.engine.conftest import SENTENCES, engine_for
 
 

@@ -24,8 +24,8 @@ from service.batching.streams import GROUP, StreamKeys
 from service.config import Settings
 from service.engine.manifest import ModelManifest
 from service.experiments.arms import BACKENDS
-from service.pipeline.pipeline import Pipeline
 from service.pipeline.queues import GENERATE_QUEUE
+from service.wiring import Gateway
 from tests.conftest import FIXTURE_MODEL
 from tests.deploy.test_containers import ROOT
 from tests.deploy.test_kubernetes import objects
@@ -99,7 +99,7 @@ def test_ports_are_the_service_ports(where: str, args: list, env: dict, ports: d
 
 @pytest.fixture(scope="module")
 def routes() -> set[str]:
-    app = create_app(Pipeline(Settings(model_path=FIXTURE_MODEL)))
+    app = create_app(Gateway(Settings(model_path=FIXTURE_MODEL)).pipeline)
     return {getattr(route, "path", "") for route in app.routes}
 
 

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from loadtest import sustained
+from service.api.auth import KeyRing, load_keys
 from tests.conftest import FIXTURE_MODEL
 
 
@@ -20,6 +21,13 @@ def test_recovery_is_the_first_probe_from_which_every_answer_is_normal() -> None
     assert sustained.recovered_after(probes, normal_s=1.0) == 0.1
     assert sustained.first_normal(probes, normal_s=0.05) == pytest.approx(0.22)  # sent at 0.2, answered 20 ms later
     assert sustained.first_normal(probes[:2], normal_s=0.05) is None
+
+
+def test_with_keys_the_server_knows_drill_unlimited_and_greedy_at_its_limit() -> None:
+    ring = KeyRing(load_keys(None, sustained._key_settings()["api_keys"]))
+    drill, greedy = ring.identify(sustained.KEYS["drill"]), ring.identify(sustained.KEYS["greedy"])
+    assert drill is not None and (drill.name, drill.rate) == ("drill", None)
+    assert greedy is not None and (greedy.name, (greedy.rate, greedy.burst)) == ("greedy", sustained.GREEDY_LIMIT)
 
 
 @pytest.mark.slow

@@ -8,8 +8,9 @@ import pytest
 
 from service.config import Settings
 from service.pipeline.errors import PayloadTooLargeError, UnknownArmRequestError
-from service.pipeline.pipeline import WARMUP_ROUNDS, Pipeline
+from service.pipeline.pipeline import Pipeline
 from service.pipeline.types import CorrectRequest, GenerateRequest
+from service.wiring import WARMUP_ROUNDS, Gateway
 from tests.conftest import FIXTURE_MODEL
 
 
@@ -18,12 +19,12 @@ def settings(**overrides) -> Settings:
 
 
 async def with_pipeline(config: Settings, body):
-    pipeline = Pipeline(config)
-    await pipeline.start()
+    gateway = Gateway(config)
+    await gateway.start()
     try:
-        return await body(pipeline)
+        return await body(gateway.pipeline)
     finally:
-        await pipeline.stop()
+        await gateway.stop()
 
 
 def sample(pipeline: Pipeline, name: str, **labels: str) -> float:

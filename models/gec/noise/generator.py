@@ -16,7 +16,6 @@ import argparse
 import json
 import random
 import sys
-from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from itertools import accumulate
 from pathlib import Path
@@ -185,11 +184,6 @@ class NoiseGenerator:
         if not applied:
             return sentence, []
         return lead + detokenize(tokens) + trail, applied
-
-    def corrupt_lines(self, lines: Iterable[str]) -> Iterator[str]:
-        """Corrupt a stream of lines (without newlines), in order."""
-        for line in lines:
-            yield self.corrupt(line)
 
 
 def _bisect(cum: list[float], x: float) -> int:

@@ -62,11 +62,6 @@ def is_word(text: str) -> bool:
     return bool(text) and text[0].isalnum()
 
 
-def is_alpha_word(text: str) -> bool:
-    """True for purely alphabetic tokens (no digits, apostrophes or hyphens)."""
-    return text.isalpha()
-
-
 def sentence_start(tokens: list[Token]) -> int:
     """Index of the first word token (skipping opening quotes/brackets), or -1."""
     for i, t in enumerate(tokens):

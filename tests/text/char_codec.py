@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class CharCodec:
-    """``encode`` and ``token_ends`` as ``service.pipeline.units.plan_units`` needs them."""
+    """``encode`` and ``token_ends`` as ``service.text.units.plan_units`` needs them."""
 
     @staticmethod
     def encode(text: str) -> list[int]:

@@ -17,10 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.engine.tokenization import TextCodec
-from service.pipeline.units import TypedEdit, Unit, assemble, plan_units
 from service.text.offsets import Utf16Index
 from service.text.protect import find_protected
 from service.text.script import SPECIAL_SPELLINGS, editable
+from service.text.units import TypedEdit, Unit, assemble, plan_units
 from tests.conftest import FIXTURE_MODEL
 from tests.text.strategies import hostile_pieces, hostile_texts
 

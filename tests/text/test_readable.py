@@ -6,11 +6,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.pipeline.units import assemble, plan_units
 from service.text.edits import Edit
 from service.text.language import language_identifier
 from service.text.script import editable
-from tests.pipeline.char_codec import CHARS
+from service.text.units import assemble, plan_units
+from tests.text.char_codec import CHARS
 
 
 def test_units_the_model_cannot_read_are_not_decoded() -> None:

@@ -2,9 +2,10 @@
 
 Consecutive lines are joined with a space into paragraphs of 3-8 lines (seeded); the line boundaries are the gold
 sentence boundaries. Both libraries run through the same ``split_with`` wrapper that the service uses, so the
-figures include the exact-offset bookkeeping. Development tool only: ``pysbd`` is imported here and nowhere else.
+figures include the exact-offset bookkeeping. Development tool only (run from a checkout with the dev extra):
+``pysbd`` is imported here and nowhere else.
 
-    python -m service.text.compare_segmenters [--data PATH] [--limit N]
+    python -m tools.compare_segmenters [--data PATH] [--limit N]
 """
 
 from __future__ import annotations

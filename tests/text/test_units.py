@@ -7,14 +7,14 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.pipeline.units import assemble, plan_units
 from service.text import guard
 from service.text.classify import classify
 from service.text.edits import Edit
 from service.text.normalize import normalize
 from service.text.protect import find_protected
 from service.text.script import editable
-from tests.pipeline.char_codec import CHARS
+from service.text.units import assemble, plan_units
+from tests.text.char_codec import CHARS
 
 
 def test_units_cover_the_sentences_with_their_offsets() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from service.bench.report import latency_summary, table, write_json
+from service.engine.report import latency_summary, table, write_json
 
 
 def test_table_aligns_numbers_right_and_text_left() -> None:

@@ -1,4 +1,11 @@
-"""Shared benchmark output: latency summaries, aligned text tables, JSON with machine facts."""
+"""How measurements are reported: latency summaries, aligned text tables, JSON with the machine's facts.
+
+One implementation for every benchmark and evaluation: ``gecserve bench`` (``service.bench``), the load tests
+(``loadtest``) and the model tools (``gecserve eval``, ``models.gec.package``, ``models.gec.compare_spelling``).
+It sits in the engine layer, the lowest one all three may import (``models`` may use only ``service.engine`` and
+``service.text``, and ``service.text`` does no I/O); ``machine`` records the CPU facts that decide which kernels
+ONNX Runtime can use. Imports nothing of the service.
+"""
 
 from __future__ import annotations
 
@@ -52,6 +59,7 @@ SIMD_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
 
 
 def machine() -> dict[str, Any]:
+    """The CPU (model, the SIMD extensions of ``SIMD_FLAGS`` it has, cores), Python and platform this runs on."""
     info: dict[str, str] = {}
     try:
         for text_line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -70,6 +78,7 @@ def machine() -> dict[str, Any]:
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:
+    """Write ``payload`` as indented JSON to ``path`` (creating its folder), after the date and ``machine()``."""
     payload = {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": machine(),
