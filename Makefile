@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 MODEL ?= models/gec-default
 
-.PHONY: serve test test-fast lint fixture model bench ab loadtest loadtest-steps loadtest-measure proto clean docker-test
+.PHONY: serve test test-fast test-unit lint fixture model bench ab loadtest loadtest-steps loadtest-measure proto clean docker-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ test: $(VENV)/.dev
 ## The tests without those marked slow (real servers under load, several processes, a browser).
 test-fast: $(VENV)/.dev
 	$(BIN)/python -m pytest -q -m "not slow"
+
+## The unit tests alone: none starts a gecserve process (none is marked `server`, so none of the slow ones).
+test-unit: $(VENV)/.dev
+	$(BIN)/python -m pytest -q -m "not server and not slow"
 
 ## Build the cpu image here (a local Debian base: no registry is reachable), run it, check /readyz
 ## and one /v1/correct, print its size and time to ready (deploy/docker/docker-test.sh; root).

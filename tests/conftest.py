@@ -1,4 +1,5 @@
-"""Shared fixtures: the tiny test model exported by the real exporter, and a real Redis."""
+"""Shared fixtures: the tiny test model exported by the real exporter, and a real Redis; and the guard of the
+``server`` marker, which every test that starts real gecserve processes carries."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,58 @@ def modules_loaded(imports: str, candidates: tuple[str, ...]) -> list[str]:
     code = f"import sys, {imports}; print(','.join(m for m in {candidates!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return [m for m in out.stdout.strip().split(",") if m]
+
+
+# -- the `server` marker ------------------------------------------------------------------------------------
+#
+# A test that starts real gecserve processes (``gecserve serve``, ``gecserve worker``) is marked ``server``, in
+# its module's ``pytestmark`` or on the test, so that ``-m "not server"`` runs the unit tests alone
+# (``make test-unit``). A test that starts one without the marker fails, saying so: the marker cannot rot.
+
+SERVER_COMMANDS = {"serve", "worker"}
+
+
+def _words(args: object) -> list[str]:
+    return [str(a) for a in args] if isinstance(args, Sequence) and not isinstance(args, str) else str(args).split()
+
+
+def _launches_a_server(args: object) -> bool:
+    """Whether a command line runs ``gecserve serve`` or ``gecserve worker`` (or ``python -m service.cli ...``)."""
+    words = _words(args)
+    for i, word in enumerate(words):
+        if word == "service.cli" or Path(word).name == "gecserve":
+            return bool(SERVER_COMMANDS & set(words[i + 1 : i + 2]))
+    return False
+
+
+_running: list[pytest.Item] = []
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    _running.append(item)
+    try:
+        return (yield)
+    finally:
+        _running.pop()
+
+
+class _GuardedPopen(subprocess.Popen):
+    """``subprocess.Popen`` that refuses to start ``gecserve serve``/``worker`` for a test not marked ``server``."""
+
+    def __init__(self, args, *rest, **options) -> None:
+        if _running and _launches_a_server(args) and _running[-1].get_closest_marker("server") is None:
+            pytest.fail(
+                f"{_running[-1].nodeid} starts a real gecserve process ({' '.join(_words(args))}) but is not"
+                " marked `server`: add `pytest.mark.server` to the test or its module's `pytestmark`",
+                pytrace=False,
+            )
+        super().__init__(args, *rest, **options)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _refuse_unmarked_servers() -> Iterator[None]:
+    original = subprocess.Popen
+    subprocess.Popen = _GuardedPopen  # type: ignore[misc]
+    yield
+    subprocess.Popen = original  # type: ignore[misc]

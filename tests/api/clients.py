@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -12,6 +10,8 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from service.api.proto import gecserve_pb2_grpc as pb_grpc
+from tests.waiting import wait_for as wait_for  # re-exported: the API tests wait with these
+from tests.waiting import wait_until as wait_until
 
 
 def post(server, path: str, payload: Any, **kwargs: Any) -> httpx.Response:
@@ -74,20 +74,3 @@ def metric(text: str, name: str, **labels: str) -> float:
         for sample in family.samples
         if sample.name == name and labels.items() <= sample.labels.items()
     )
-
-
-def wait_for(condition: Callable[[], object], timeout: float = 60.0, every: float = 0.05) -> None:
-    """Poll until ``condition()`` holds (fails after ``timeout`` seconds: a generous bound, not a race)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(every)
-
-
-async def wait_until(condition: Callable[[], object], timeout: float = 30.0, every: float = 0.002) -> None:
-    """``wait_for`` inside an event loop. Real seconds (``time.perf_counter``), so a test that moves a
-    fake ``time.monotonic`` does not shorten the bound."""
-    end = time.perf_counter() + timeout
-    while not condition():
-        assert time.perf_counter() < end, "condition not reached"
-        await asyncio.sleep(every)

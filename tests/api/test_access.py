@@ -19,12 +19,17 @@ from tests.api.clients import grpc_call, grpc_error, metric, post
 from tests.api.server import RunningServer, free_port, start_server
 from tests.conftest import REDIS_URL
 
+pytestmark = pytest.mark.server
+
 ALICE, CAROL, ADMIN = "alice-7Qm2xVb9KpL3", "carol-Zt8wR1nF6yH0", "admin-Jd4sP9cX2vB7"
 LIMITED = {name: f"{name}-Lk3mN8qR5tW1" for name in ("dave", "erin", "frank")}  # each test its own bucket
 ORIGIN = "https://editor.example"
 TEXT = {"text": "i saw a apple yesterday."}
 OPEN = ["/healthz", "/readyz", "/metrics", "/docs", "/openapi.json", "/dashboard", "/static/dashboard.js"]
 OPEN += ["/v2/languages", "/v2/info", "/v2/healthcheck", "/v2/maxtextlength", "/v2/configinfo?language=en"]
+# Seconds: tells an answer (one word: milliseconds, even on a loaded machine well under a second) from a request
+# held on a Redis that is down (its retries, or until the client gives up); a bound, not a speed limit.
+HELD_S = 10.0
 
 
 def bearer(key: str) -> dict[str, str]:
@@ -253,7 +258,7 @@ def test_a_redis_that_is_down_limits_per_replica_and_never_holds_a_request(tmp_p
     try:
         answers = [post(server, "/v1/correct", {"text": "a"}, headers={"X-Api-Key": key}) for _ in range(4)]
         assert [a.status_code for a in answers] == [200, 200, 200, 429]
-        assert all(a.elapsed.total_seconds() < 2 for a in answers)
+        assert all(a.elapsed.total_seconds() < HELD_S for a in answers)  # answered, not held on Redis
         metrics = httpx.get(server.url + "/metrics").text
         assert metric(metrics, "gecserve_rate_limit_errors_total") >= 1
         assert "redis rate limiter unreachable" in server.log()

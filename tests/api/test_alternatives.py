@@ -12,7 +12,7 @@ from service.text.classify import plausible_alternative
 from tests.api.clients import grpc_error, post
 from tests.api.server import RunningServer
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 TEXTS = [
     "She go to school every days.",

@@ -16,7 +16,7 @@ import pytest
 from tests.api.server import ROOT
 from tests.conftest import FIXTURE_MODEL, REDIS_URL
 
-pytestmark = pytest.mark.slow  # a process each
+pytestmark = [pytest.mark.slow, pytest.mark.server]  # a process each
 
 TIMEOUT_S = 60  # a bound on a command that should stop at once, not a speed limit
 

@@ -21,6 +21,7 @@ from tests.conftest import REDIS_URL
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.server,
     pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)"),
 ]
 

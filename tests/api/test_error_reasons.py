@@ -41,6 +41,7 @@ def test_the_readme_lists_every_reason_with_its_status() -> None:
 
 
 @pytest.mark.parametrize("body", ["[" * 100_000, '{"text": ' + "[" * 5_000 + "]" * 5_000 + "}"])
+@pytest.mark.server
 def test_deeply_nested_json_is_invalid(server: RunningServer, body: str) -> None:
     answer = httpx.post(server.url + "/v1/correct", content=body, headers=JSON, timeout=30)
     assert answer.status_code == 422
@@ -49,6 +50,7 @@ def test_deeply_nested_json_is_invalid(server: RunningServer, body: str) -> None
     assert error["message"] == "the request body is not valid JSON: it is nested too deeply"
 
 
+@pytest.mark.server
 def test_a_body_that_is_not_utf8_is_invalid(server: RunningServer) -> None:
     answer = httpx.post(server.url + "/v1/correct", content=b'{"text": "\xff"}', headers=JSON, timeout=30)
     assert answer.status_code == 422 and answer.json()["error"]["reason"] == "invalid"

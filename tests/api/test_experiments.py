@@ -15,6 +15,8 @@ from service.experiments.assignment import bucket_of, initial_table, rebalance
 from tests.api.clients import grpc_call, post, wait_for
 from tests.api.server import RunningServer, start_server
 
+pytestmark = pytest.mark.server
+
 KEY = "s3cret-admin-key"
 EXPERIMENT = {
     "name": "ab",

@@ -38,7 +38,7 @@ from tests.api.test_load_behaviour import _paragraphs
 from tests.api.test_scaleout import sentences
 from tests.conftest import FIXTURE_MODEL, REDIS_URL
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 
 def worker(tmp: Path, prefix: str, **settings: object) -> RunningWorker:
@@ -195,6 +195,7 @@ def test_redis_killed_or_frozen_under_the_experiment_store_and_cache(tmp_path, p
     )
     texts = sentences(4000, seed=13)
     outcomes: list[tuple[str, int, float]] = []
+    within: dict[str, Counter[str]] = {"frozen": Counter(), "down": Counter()}  # answered within one phase, by kind
     scopes: dict[str, set[str]] = {"down": set(), "frozen": set()}
     errors: dict[str, float] = {}  # the sentence cache's failed Redis calls, at the start and end of each phase
     phase = "up"
@@ -204,13 +205,15 @@ def test_redis_killed_or_frozen_under_the_experiment_store_and_cache(tmp_path, p
         async with httpx.AsyncClient(timeout=30) as client:
 
             async def timed(kind: str, call) -> httpx.Response | None:
-                started = time.monotonic()
+                started, seen = time.monotonic(), phase
                 try:
                     response = await call
                 except httpx.HTTPError:
                     outcomes.append((kind, -1, time.monotonic() - started))
                     return None
                 outcomes.append((kind, response.status_code, time.monotonic() - started))
+                if seen in within and phase == seen and response.status_code == 200:
+                    within[seen][kind] += 1
                 return response
 
             async def load(offset: int) -> None:
@@ -260,10 +263,18 @@ def test_redis_killed_or_frozen_under_the_experiment_store_and_cache(tmp_path, p
         asyncio.run(scenario())
         counts = Counter((kind, status) for kind, status, _ in outcomes)
         slowest = {kind: max(seconds for k, _, seconds in outcomes if k == kind) for kind in ("correct", "report")}
-        print(f"\nredis drill: {dict(counts)}; slowest {slowest} s; scopes {scopes}; cache errors {errors}")
+        print(
+            f"\nredis drill: {dict(counts)}; slowest {slowest} s; answered within a phase {within};"
+            f" scopes {scopes}; cache errors {errors}"
+        )
         statuses = set(counts)
-        assert statuses <= {("correct", 200), ("report", 200)}, statuses
-        assert max(slowest.values()) < deadline_s, slowest
+        assert statuses <= {("correct", 200), ("report", 200)}, statuses  # none past its deadline (504)
+        # Causal rather than a speed limit: corrections and reports were answered while Redis was frozen and
+        # while it was down, each sent and answered within that phase, so none waited for Redis to come back.
+        assert all(within[away]["correct"] and within[away]["report"] for away in within), within
+        # And a bound that tells an answer from a request held until the client gives up (30 s); not a speed
+        # limit (the slowest answer is the drill's figure, printed above, and depends on the machine).
+        assert max(slowest.values()) < 4 * deadline_s, slowest
         assert sum(kind == "correct" for kind, _, _ in outcomes) > 100
         assert scopes["down"] == {"local"} and "local" in scopes["frozen"]
         # The cache meets the first fault; then it backs off (up to 30 s), so the kill may fall in its pause.

@@ -43,7 +43,7 @@ from service.api.auth import hash_key
 from tests.api.server import RunningServer, start_server
 from tests.api.test_experiments import EXPERIMENT, KEY
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 CHECKS = [
     not_a_server_error,

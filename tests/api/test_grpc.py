@@ -14,6 +14,8 @@ from service.api.proto import gecserve_pb2 as pb
 from tests.api.clients import grpc_call, grpc_error, post, rebuild
 from tests.api.test_http import TEXTS
 
+pytestmark = pytest.mark.server
+
 
 def edits_of(message) -> list[dict]:
     return [

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import http.client
+import inspect
 import time
 
 import httpx
 import pytest
+import uvicorn
 
+from service.config import Settings
 from tests.api.clients import post, rebuild
+from tests.api.server import start_server
+
+pytestmark = pytest.mark.server
 
 TEXTS = [
     "i saw a apple yesterday.  We visited a island last week",
@@ -249,15 +255,38 @@ def test_a_request_can_shorten_its_own_deadline(server) -> None:
         assert refused.status_code == 422 and "timeout" in refused.json()["error"]["message"].lower()
 
 
-def test_an_idle_keep_alive_connection_outlives_a_client_pool(server) -> None:
-    """A connection idle for longer than common client pools keep theirs (httpx: 5 s) is still open:
-    the server must not close it first, or a request sent on it just then is lost (a read error)."""
-    connection = http.client.HTTPConnection("127.0.0.1", int(server.url.rsplit(":", 1)[1]), timeout=30)
+def test_an_idle_keep_alive_connection_outlives_a_client_pool(tmp_path) -> None:
+    """A connection idle for longer than common client pools keep theirs (httpx: 5 s) is still open: the server
+    must not close it first, or a request sent on it just then is lost (a read error). The server keeps an idle
+    connection for ``GECSERVE_KEEP_ALIVE_S``, by default longer than the pool; rather than idling past 5 s on the
+    default, a server of its own with 1 s shows that it keeps the connection that long and then closes it, before
+    uvicorn's own default would have (so the setting is what the server runs with)."""
+    assert Settings.model_fields["keep_alive_s"].default > httpx.Limits().keepalive_expiry
+    keep_alive_s = 1
+    uvicorn_default_s = inspect.signature(uvicorn.Config).parameters["timeout_keep_alive"].default
+    assert keep_alive_s < uvicorn_default_s
+    server = start_server(tmp_path, keep_alive_s=keep_alive_s, until="/healthz")
+    connection = http.client.HTTPConnection("127.0.0.1", server.http_port, timeout=30)
     try:
-        for pause in (0, 6):
-            time.sleep(pause)
+        ports = []
+        for _ in range(2):
+            sent = time.monotonic()
             connection.request("GET", "/healthz")
             response = connection.getresponse()
             assert response.status == 200 and response.read()
+            ports.append(connection.sock.getsockname()[1])
+        assert ports[0] == ports[1], "the second request needed a new connection: the first was not kept alive"
+        idle = time.monotonic()
+        connection.sock.settimeout(uvicorn_default_s)  # blocks until the server closes it: no sleep
+        try:
+            assert connection.sock.recv(1) == b""
+        except TimeoutError:
+            pytest.fail(f"the connection was still open {uvicorn_default_s} s after the last answer")
+        closed = time.monotonic()
     finally:
         connection.close()
+        server.stop()
+    # Lower bound from before the last request was sent, upper bound from after its answer was read: both hold
+    # however late this process runs.
+    assert closed - sent >= keep_alive_s, "closed before its keep-alive was over"
+    assert closed - idle < uvicorn_default_s, "closed at uvicorn's default: GECSERVE_KEEP_ALIVE_S was not applied"

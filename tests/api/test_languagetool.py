@@ -24,6 +24,8 @@ import yaml
 from tests.api.clients import metric, post, rebuild
 from tests.api.server import RunningServer, start_server
 
+pytestmark = pytest.mark.server
+
 EXPERIMENT = {
     "name": "lt-ab",
     "control": "autoregressive",

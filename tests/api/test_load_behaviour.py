@@ -16,7 +16,7 @@ from service.api.proto import gecserve_pb2 as pb
 from tests.api.clients import grpc_error, metric, wait_for
 from tests.api.server import start_server
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 BOUND = 30.0  # seconds: tells "soon" from "never" (a wedged server), not a speed limit
 

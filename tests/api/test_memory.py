@@ -10,7 +10,7 @@ import pytest
 
 from tests.api.server import start_server
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 SENTENCE = (
     "My friend my friend bought a umbrella and the cat likes teh old car that we saw in a island last week with Tom."

@@ -12,7 +12,7 @@ from tests.api.clients import grpc_call, post
 from tests.api.server import RunningServer
 from tests.text.test_protect import URLS
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 ATOMS = [
     *URLS,

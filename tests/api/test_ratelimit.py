@@ -13,6 +13,9 @@ from tests.api.server import free_port
 from tests.conftest import REDIS_URL
 
 SLOW = Bucket(rate=0.01, burst=5)  # a token every 100 s: nothing refills during a test
+# Seconds: tells takes decided at once (microseconds; the limiter gives Redis 0.25 s at most) from takes held on
+# a Redis that is down (its retries); a bound, not a speed limit.
+HELD_S = 10.0
 
 
 def errors() -> tuple[list[None], RateLimiter]:
@@ -81,7 +84,7 @@ def test_a_redis_that_is_down_falls_back_to_this_process_and_is_counted(redis_pr
     waits, seconds = asyncio.run(run())
     assert waits[:5] == [0.0] * 5 and all(w > 0 for w in waits[5:])  # the local bucket decided
     assert len(failures) == 1  # then Redis was left alone for the backoff: one failure, not one per request
-    assert seconds < 1.0
+    assert seconds < HELD_S  # and nothing waited on it
 
 
 @pytest.mark.parametrize("burst", [1, 3])

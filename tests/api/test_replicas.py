@@ -15,7 +15,7 @@ from tests.api.server import RunningServer, start_server
 from tests.api.test_experiments import ADMIN, EXPERIMENT, KEY
 from tests.conftest import REDIS_URL
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 OTHER = {
     "name": "draft",

@@ -14,6 +14,8 @@ from service.api.proto import gecserve_pb2 as pb
 from tests.api.clients import grpc_call, grpc_error, wait_for
 from tests.api.server import RunningServer
 
+pytestmark = pytest.mark.server
+
 TEXT = "The secretary go to Lisbon every days."  # never in a log line
 JSON = {"content-type": "application/json"}
 

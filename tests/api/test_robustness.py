@@ -13,6 +13,8 @@ import pytest
 from service.api.proto import gecserve_pb2 as pb
 from tests.api.clients import grpc_call, grpc_error, post, rebuild
 
+pytestmark = pytest.mark.server
+
 # The model cannot read these: they must come back byte-identical with no edits, on every path.
 UNREADABLE = [
     "😀",

@@ -21,7 +21,7 @@ from tests.api.private_redis import PrivateRedis
 from tests.api.server import ROOT, RunningServer, start_server
 from tests.conftest import FIXTURE_MODEL, REDIS_URL
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 WORDS = [
     *("i", "saw", "a", "apple", "we", "visited", "island", "he", "go", "to", "school"),
@@ -164,7 +164,9 @@ def test_a_redis_restart_fails_requests_fast_and_service_recovers(tmp_path, priv
         statuses = {status for status, _ in outcomes}
         assert statuses <= {200, 503, 504}, statuses
         assert 503 in statuses or 504 in statuses  # the outage was seen
-        assert max(seconds for _, seconds in outcomes) < 5 + 2  # nothing waited past its deadline
+        # Nothing was held until the client gave up (30 s): answered by the deadline (5 s, 504) or sooner. A bound
+        # that tells that from "held", with room for a loaded machine; not a speed limit.
+        assert max(seconds for _, seconds in outcomes) < 4 * 5, max(seconds for _, seconds in outcomes)
         wait_for(lambda: post(remote, "/v1/correct", {"text": "i saw a apple."}).status_code == 200, timeout=30)
         assert post(remote, "/v1/correct", {"text": texts[0]}).json()["text"]
     finally:

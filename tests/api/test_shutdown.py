@@ -18,7 +18,7 @@ from tests.api.clients import metric
 from tests.api.server import RunningServer, start_server
 from tests.api.test_load_behaviour import _paragraphs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 BOUND = 120.0  # seconds: tells "soon" from "never" (a wedged server), not a speed limit
 
@@ -94,12 +94,16 @@ def test_requests_are_served_during_the_shutdown_delay(tmp_path) -> None:
     signalled = time.monotonic()
     server.process.send_signal(signal.SIGTERM)
     readyz = httpx.get(server.url + "/readyz", timeout=5)
+    while readyz.status_code == 200 and time.monotonic() - signalled < BOUND:  # taken soon after, not at once
+        readyz = httpx.get(server.url + "/readyz", timeout=5)
+    assert readyz.status_code == 503
+    # Sent once readiness is off, so after the server took the signal: a 200 is an answer during the delay (after
+    # it, new requests get 503). An ordering, not a speed check: how soon after SIGTERM it came is only reported.
     served = httpx.post(server.url + "/v1/correct", json={"text": "i saw a apple yesterday."}, timeout=5)
     answered = time.monotonic() - signalled
-    assert answered < delay, "the checks took longer than the delay: they say nothing"
-    assert readyz.status_code == 503
-    assert served.status_code == 200 and served.json()["text"] == "I saw an apple yesterday."
+    assert served.status_code == 200, f"{served.text} ({answered:.1f} s after SIGTERM, the delay is {delay} s)"
+    assert served.json()["text"] == "I saw an apple yesterday."
     assert server.process.wait(BOUND) == 0, server.log()
-    assert time.monotonic() - signalled >= delay
+    assert time.monotonic() - signalled >= delay  # a lower bound: it holds however slow the machine
     (shutting_down,) = logged(server, "shutting down")
     assert shutting_down["shutdown_delay_s"] == delay

@@ -38,6 +38,7 @@ def check_edits(text: str, edits: list[dict], unit: str, expected: str) -> None:
 
 @pytest.mark.parametrize("backend", ["accelerated", "autoregressive"])
 @pytest.mark.parametrize("unit", ["codepoint", "utf16"])
+@pytest.mark.server
 def test_http_correct(bundled: RunningServer, backend: str, unit: str) -> None:
     payload = {"texts": TEXTS, "offset_unit": unit, "options": {"backend": backend}}
     results = post(bundled, "/v1/correct", payload).json()["results"]
@@ -46,6 +47,7 @@ def test_http_correct(bundled: RunningServer, backend: str, unit: str) -> None:
         check_edits(text, result["edits"], unit, expected)
 
 
+@pytest.mark.server
 def test_grpc_correct(bundled: RunningServer) -> None:
     reply, _ = grpc_call(bundled, "Correct", pb.CorrectRequest(texts=TEXTS))
     assert [r.text for r in reply.results] == EXPECTED
@@ -57,6 +59,7 @@ def test_grpc_correct(bundled: RunningServer) -> None:
         check_edits(text, edits, "codepoint", expected)
 
 
+@pytest.mark.server
 def test_http_and_grpc_generate(bundled: RunningServer) -> None:
     """One beam is greedy decoding: the correction; four beams' n-best keep the spelling in each rewrite."""
     for text, expected in CASES.items():
@@ -72,6 +75,7 @@ def test_http_and_grpc_generate(bundled: RunningServer) -> None:
         assert [s.text for s in reply.sequences] == [s["text"] for s in body["sequences"]]
 
 
+@pytest.mark.server
 def test_languagetool_check(bundled: RunningServer) -> None:
     for text, expected in CASES.items():
         response = httpx.post(bundled.url + "/v2/check", data={"text": text, "language": "en-US"}, timeout=60)

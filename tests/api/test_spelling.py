@@ -11,6 +11,8 @@ from service.api.proto import gecserve_pb2 as pb
 from tests.api.clients import grpc_call, post, rebuild
 from tests.api.server import RunningServer, start_server
 
+pytestmark = pytest.mark.server
+
 # NBSP, a zero-width space and an astral emoji before the misspelling: code points and UTF-16 units differ.
 TEXT = "😀 Tom found an honset owl.\u00a0\u200bTom found an honset owl."
 

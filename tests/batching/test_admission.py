@@ -131,12 +131,14 @@ def test_an_idle_queue_serves_an_essay_its_estimate_would_refuse() -> None:
         batcher = queues.get(Arm.of_backend("accelerated"))
         for seconds, batch_tokens in STARTUP:
             batcher.rate.record(seconds, batch_tokens)
-        assert batcher.estimated_wait(tokens, Priority.BULK, len(sources)) > 5.0  # over half of a 10 s deadline
+        priced_at_startup = batcher.estimated_wait(tokens, Priority.BULK, len(sources))
+        assert priced_at_startup > 5.0  # over half of a 10 s deadline
         started = time.monotonic()
         first = asyncio.ensure_future(batcher.submit_many(jobs(10.0)))
         await asyncio.sleep(0)  # admitted: the queue was idle
         with pytest.raises(WouldMissDeadlineError):  # the same behind it, priced at start-up's cost
             await batcher.submit_many(jobs(10.0))
+        # In time: the bound is the essay's own deadline (the promise), about 20 times its work here.
         assert len(await first) == len(sources) and time.monotonic() - started < 10.0
 
         started = time.monotonic()
@@ -146,7 +148,13 @@ def test_an_idle_queue_serves_an_essay_its_estimate_would_refuse() -> None:
         behind = await batcher.submit_many(jobs(60.0))
         took = time.monotonic() - started
         assert len(await ahead) == len(behind) == len(sources)
-        assert took / 3 < estimate < 3 * took, (estimate, took)
+        # Learnt from the real batches, an ordering rather than a speed: two essays (one ahead, its own) are now
+        # priced below one essay at start-up's cost (about 14 times below on the 2-core machine: the first
+        # essay's batches would have to run that much slower than idle to break it). And the estimate is of the
+        # order of what they took (about 1.0 there; start-up's price would be about 30 times over): 10 times
+        # off either way leaves room for a load that changes between the two runs.
+        assert estimate < priced_at_startup, (estimate, priced_at_startup)
+        assert took / 10 < estimate < 10 * took, (estimate, took)
         await queues.stop(timeout=5)
 
     asyncio.run(main())

@@ -25,6 +25,7 @@ from service.batching.streams import (
     encode_result,
 )
 from tests.conftest import REDIS_URL
+from tests.waiting import wait_until
 
 
 class Echo:
@@ -32,10 +33,13 @@ class Echo:
 
     def __init__(self, delay: float = 0.0) -> None:
         self.delay = delay
+        self.started: list[list[int]] = []  # each job's tokens, once a batch holding it is being decoded
         self.ran: list[list[int]] = []
         self.lock = threading.Lock()
 
     def __call__(self, worker: int, jobs: list[Job]) -> list[Any]:
+        with self.lock:
+            self.started += [job.tokens for job in jobs]
         time.sleep(self.delay)
         with self.lock:
             self.ran += [job.tokens for job in jobs]
@@ -91,9 +95,26 @@ class Harness:
 
 
 async def serve(consumer: StreamConsumer) -> asyncio.Task[None]:
+    """Run ``consumer`` (until the test cancels or stops it); return once it has said it is alive (its first
+    heartbeat, after which it reads its queues)."""
     task = asyncio.create_task(consumer.run())
-    await asyncio.sleep(0.05)
+
+    async def alive() -> bool:
+        if task.done():
+            task.result()  # it stopped: raise why
+        return await consumer.client.zscore(consumer.keys.workers, consumer.consumer) is not None
+
+    await wait_until(alive, what=f"{consumer.consumer}'s first heartbeat")
     return task
+
+
+async def queued(h: Harness, count: int, queue: str = "q") -> None:
+    """Until the queue's stream holds ``count`` jobs (added by a submit running in the background)."""
+
+    async def holds() -> bool:
+        return await h.client.xlen(h.keys.jobs(queue)) == count
+
+    await wait_until(holds, what=f"{count} jobs in queue {queue}")
 
 
 def test_jobs_round_trip_and_leave_nothing_behind(redis_prefix: str) -> None:
@@ -122,8 +143,8 @@ def test_a_full_queue_refuses_all_of_a_request_at_once(redis_prefix: str) -> Non
             assert await h.client.xlen(h.keys.jobs("q")) == 0  # none of the four was added
             assert 1 <= int(refused.value.retry_after_header) <= 60
             waiting = asyncio.ensure_future(h.batcher.submit_many([Job(tokens=[i]) for i in range(3)]))
-            await asyncio.sleep(0.1)
-            assert await h.client.xlen(h.keys.jobs("q")) == 3 and not waiting.done()
+            await queued(h, 3)
+            assert not waiting.done()  # no worker yet: queued, waiting for answers
             with pytest.raises(QueueFullError):
                 await h.batcher.submit(Job(tokens=[9]))
             worker = await serve(h.consumer(Echo()))
@@ -150,7 +171,7 @@ def test_jobs_of_a_dead_worker_are_claimed_and_answered(redis_prefix: str) -> No
             submitted = asyncio.ensure_future(
                 h.batcher.submit_many([Job(tokens=[i], deadline=deadline_in(30)) for i in range(5)])
             )
-            await asyncio.sleep(0.1)
+            await queued(h, 5)
             await ghost_reads(h, times=1)
             runner = Echo()
             worker = await serve(h.consumer(runner, claim_idle_s=0.3))
@@ -167,7 +188,7 @@ def test_a_job_delivered_too_often_is_dead_lettered_and_its_caller_told(redis_pr
         async with Harness(redis_prefix) as h:
             await ensure_group(h.client, h.keys.jobs("q"))
             submitted = asyncio.ensure_future(h.batcher.submit(Job(tokens=[7], deadline=deadline_in(30))))
-            await asyncio.sleep(0.1)
+            await queued(h, 1)
             await ghost_reads(h, times=3)
             runner = Echo()
             worker = await serve(h.consumer(runner, claim_idle_s=0.3, max_deliveries=3))
@@ -186,9 +207,13 @@ def test_a_job_delivered_too_often_is_dead_lettered_and_its_caller_told(redis_pr
 def test_jobs_past_their_deadline_are_answered_without_decoding(redis_prefix: str) -> None:
     async def scenario() -> None:
         async with Harness(redis_prefix) as h:
-            late = asyncio.ensure_future(h.batcher.submit(Job(tokens=[1], deadline=deadline_in(0.3))))
+            late_job = Job(tokens=[1], deadline=deadline_in(0.3))
+            late = asyncio.ensure_future(h.batcher.submit(late_job))
             refused = asyncio.ensure_future(h.batcher.submit(Job(tokens=[2], payload={"strategy": "refuse"})))
-            await asyncio.sleep(0.5)  # the first job's deadline passes while no worker runs
+            await queued(h, 2)
+            # Letting time pass, on purpose: the first job's deadline must expire while no worker runs.
+            while time.monotonic() <= late_job.deadline:
+                await asyncio.sleep(0.05)
             runner = Echo()
             worker = await serve(h.consumer(runner))
             with pytest.raises(DeadlineExceededError):
@@ -209,7 +234,7 @@ def test_a_stopping_worker_finishes_its_batch_and_leaves(redis_prefix: str) -> N
             consumer = h.consumer(runner)
             worker = await serve(consumer)
             submitted = asyncio.ensure_future(h.batcher.submit_many([Job(tokens=[i]) for i in range(3)]))
-            await asyncio.sleep(0.2)  # read and decoding
+            await wait_until(lambda: runner.started, what="a batch being decoded")  # read, and decoding (0.5 s)
             consumer.stop()
             assert [r["doubled"] for r in await asyncio.wait_for(submitted, 10)] == [[0], [2], [4]]
             await asyncio.wait_for(worker, 10)
@@ -283,7 +308,9 @@ def test_a_worker_given_queues_serves_only_those(redis_prefix: str) -> None:
             only_r = StreamConsumer(h.client, h.keys, "worker-r", Echo(), policy, ["r"])
             worker = await serve(only_r)
             on_q = asyncio.ensure_future(h.batcher.submit(Job(tokens=[1])))
+            await queued(h, 1)  # on q before the job on r: the worker has read since, and served only r
             assert (await asyncio.wait_for(other.submit(Job(tokens=[2])), 10))["doubled"] == [4]
+            # Letting time pass, on purpose: nothing to poll for, the point is that q's job is never taken.
             await asyncio.sleep(0.5)
             assert not on_q.done() and await h.client.xlen(h.keys.jobs("q")) == 1
             await cancel_task(worker)

@@ -47,8 +47,10 @@ def test_bench_decoding_rows_and_greedy_agreement(tmp_path, sentences, capsys) -
             )
             assert rows[("greedy", cache, batch)]["tokens_per_pass"] == pytest.approx(1.0)
             assert rows[("unsplit", cache, batch)]["identical_to_greedy"] == f"{n}/{n}"
-            # the encoder alone is part of every strategy's time
-            assert rows[("encoder", cache, batch)]["sent_per_s"] > rows[("aggressive", cache, batch)]["sent_per_s"]
+            # The encoder alone is part of every strategy's time. Compared by the median sentence (about 10 times
+            # apart), not by throughput: the encoder's row lasts a few milliseconds in all, so one stall of a
+            # loaded machine during it would turn a throughput comparison around.
+            assert rows[("encoder", cache, batch)]["p50_ms"] < rows[("aggressive", cache, batch)]["p50_ms"]
     assert "speedup_vs_greedy" in capsys.readouterr().out
 
 
@@ -139,6 +141,7 @@ def test_bench_preprocess_over_sizes_writes_a_row_per_kind_and_a_plot(tmp_path, 
     assert plot.read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.server
 def test_bench_serve_spawns_a_real_server(tmp_path, sentences) -> None:
     out = tmp_path / "serve.json"
     args = ["--spawn", str(FIXTURE_MODEL), "--input", str(sentences), "--concurrency", "1,4", "--requests", "12"]
@@ -155,6 +158,7 @@ def test_bench_serve_spawns_a_real_server(tmp_path, sentences) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_bench_scaleout_runs_every_topology(tmp_path, sentences, capsys) -> None:
     out = tmp_path / "scaleout.json"
     args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--requests", "8", "--rounds", "2"]

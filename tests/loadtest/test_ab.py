@@ -12,7 +12,7 @@ from loadtest.browser import CHROMIUM
 from tests.api.test_experiments import EXPERIMENT
 from tests.conftest import FIXTURE_MODEL
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 
 def test_an_ab_run_reports_both_arms_agreement_and_the_sample_ratio(tmp_path, capsys) -> None:

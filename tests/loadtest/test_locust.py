@@ -13,7 +13,7 @@ from loadtest import report
 from tests.api.server import ROOT, RunningServer, start_server
 from tests.api.test_experiments import EXPERIMENT
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 CORPUS = ["i saw a apple.", "We visited a island last week.", "He go home every days.", "She like 😀 music."]
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -31,6 +31,7 @@ def test_with_keys_the_server_knows_drill_unlimited_and_greedy_at_its_limit() ->
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_a_short_overload_is_refused_with_retry_after_and_the_service_recovers(tmp_path, monkeypatch, capsys):
     # A queue of 4 sentences decoded one at a time: 150 req/s of 3-sentence paragraphs is far past it.
     monkeypatch.setenv("GECSERVE_MAX_QUEUE", "4")
@@ -45,8 +46,12 @@ def test_a_short_overload_is_refused_with_retry_after_and_the_service_recovers(t
     baseline, overload = result["rows"]
     assert baseline["statuses"].startswith("200:")
     assert "503:" in overload["statuses"] and overload["refusals_without_retry_after"] == 0
-    # The generator kept its schedule: every request sent, none more than a second late.
-    assert overload["sent"] == overload["scheduled"] and overload["lag_max_ms"] < 1000
+    # The generator kept its schedule: every request sent, the median one on time (one sending at half the rate
+    # has its median request late by half the run), none late by the whole run. Bounds that tell a schedule kept
+    # from one lost, with room for a stall of a loaded machine (the requests after it are late by up to its
+    # length); not speed limits.
+    assert overload["sent"] == overload["scheduled"]
+    assert overload["lag_p50_ms"] < 250 and overload["lag_max_ms"] < 3000, overload
     # Served again once the load stops (how soon is the drill's figure, and depends on the machine).
     assert result["probes"] and result["probes"][-1]["status"] == 200
     assert "normal again" in capsys.readouterr().out
