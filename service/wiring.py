@@ -5,7 +5,7 @@ the experiments and their store, then the decoding queues with their engines or 
 dispatcher and the shadow comparisons) are made, started, warmed up and stopped here, and handed to
 the ``Pipeline``, which only serves requests. ``gecserve worker`` builds its engine, batch policy and
 consumer from the same functions (``runtime_options``, ``load_engines``, ``batch_policy``,
-``replica_id``, ``worker_consumer``).
+``replica_id``, ``worker_consumer``, ``release_while_idle``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import logging
 import os
 import socket
 import uuid
+from collections.abc import Callable
 
 import redis.asyncio as aioredis
 
@@ -22,25 +23,25 @@ from service.batching import BatchPolicy, Job
 from service.batching.stream_worker import ConsumerEvents, StreamConsumer
 from service.batching.streams import StreamKeys
 from service.config import Settings
-from service.engine.allocator import keep_freed_blocks
+from service.engine.allocator import IdleRelease, keep_freed_blocks
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
-from service.engine.sessions import SessionSettings
+from service.engine.runtime import RuntimeOptions
 from service.experiments.arms import BACKENDS, Arm
 from service.experiments.definition import load_experiment
 from service.experiments.manager import ExperimentManager
 from service.experiments.store import ExperimentStore, LocalStore, RedisStore
+from service.inference.remote import RemoteBatch
 from service.observability.hooks import MetricsHooks
 from service.observability.metrics import Metrics
 from service.observability.stats import RollingStats
 from service.pipeline.cache import MemoryCache, RedisCache, SentenceCache, TieredCache
-from service.pipeline.decoding import UnitDecoder
+from service.pipeline.dispatch import SentenceDispatcher
 from service.pipeline.pipeline import Pipeline
 from service.pipeline.preprocess import Preprocessor
 from service.pipeline.queues import GENERATE_QUEUE, DecodingQueues, LocalQueues
-from service.pipeline.runners import IdleRelease, WorkerSession
-from service.pipeline.shadow import ShadowRunner
+from service.pipeline.shadow import ShadowComparer
 from service.pipeline.stream_queues import StreamQueues
 from service.redis_pool import redis_client
 
@@ -48,6 +49,7 @@ __all__ = [
     "Gateway",
     "batch_policy",
     "load_engines",
+    "release_while_idle",
     "replica_id",
     "runtime_options",
     "worker_consumer",
@@ -60,9 +62,9 @@ WARMUP_ROUNDS = 3  # the first run of a session is slow; later ones teach admiss
 WARMUP_BATCH = 16  # then one batch this large, for the cost of a batch at a second size
 
 
-def runtime_options(settings: Settings) -> SessionSettings:
+def runtime_options(settings: Settings) -> RuntimeOptions:
     """How ONNX Runtime runs the graphs: provider, threads, spinning, IO binding."""
-    return SessionSettings(
+    return RuntimeOptions(
         provider=settings.provider,
         intra_op_threads=settings.ort_threads,
         spinning=settings.ort_spinning,
@@ -110,6 +112,15 @@ def experiment_store(settings: Settings) -> ExperimentStore:
     return RedisStore(settings.redis_url, settings.redis_prefix) if settings.redis_url else LocalStore()
 
 
+async def release_while_idle(release: IdleRelease, busy: Callable[[], bool]) -> None:
+    """Until cancelled: every ``idle_s`` seconds in which no batch has ended and ``busy()`` is False, give the
+    memory decoding used back to the system, in a thread (``engine.allocator.IdleRelease``)."""
+    while True:
+        await asyncio.sleep(release.idle_s)
+        if not busy() and release.idle():
+            await asyncio.to_thread(release.release)
+
+
 class Gateway:
     """What ``gecserve serve`` runs: the pipeline and every part it serves with (see the module docstring).
 
@@ -129,7 +140,8 @@ class Gateway:
         manifest = ModelManifest.load(settings.model_path)
         self.pipeline = Pipeline(settings, metrics, RollingStats(), manifest, self.preprocessor, experiments)
         self.queues: DecodingQueues | None = None
-        self.shadow: ShadowRunner | None = None
+        self.shadow: ShadowComparer | None = None
+        self._release: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Make the parts that decode, open the experiment, warm up; then the pipeline is ready."""
@@ -161,13 +173,16 @@ class Gateway:
         self.queues = queues
         await queues.start()
         model_key = f"{manifest.name}\x1f{manifest.version}\x1f{variant}"
-        decoder = UnitDecoder(queues, self.cache, self.preprocessor.codec, metrics, model_key, settings.max_queue)
-        self.shadow = ShadowRunner(decoder, pipeline.experiments, metrics, settings.shadow_timeout_s)
+        codec = self.preprocessor.codec
+        dispatcher = SentenceDispatcher(queues, self.cache, codec, metrics, model_key, settings.max_queue)
+        self.shadow = ShadowComparer(dispatcher, pipeline.experiments, metrics, settings.shadow_timeout_s)
         await pipeline.experiments.open(load_experiment(settings.experiment) if settings.experiment else None)
         if local is not None:
             await self._warm_up(local)
             keep_freed_blocks()  # process-wide: bounds what malloc keeps once the idle release has run
-        pipeline.serve_with(queues, decoder, self.shadow, variant)
+            busy = lambda: local.busy  # noqa: E731
+            self._release = asyncio.create_task(release_while_idle(local.idle_release, busy), name="release-memory")
+        pipeline.serve_with(queues, dispatcher, self.shadow, variant)
         log.info("pipeline ready", extra={"model": manifest.name, "variant": variant})
 
     async def _warm_up(self, queues: LocalQueues) -> None:
@@ -189,6 +204,9 @@ class Gateway:
     async def stop(self) -> None:
         """Stop taking work, finish what is queued and running (up to the drain timeout), close every part."""
         self.pipeline.ready = False
+        if self._release is not None:
+            self._release.cancel()
+            await asyncio.gather(self._release, return_exceptions=True)
         if self.shadow is not None:
             await self.shadow.stop()
         if self.queues is not None:
@@ -202,7 +220,7 @@ def worker_consumer(
     settings: Settings, engine: Engine, client: aioredis.Redis, queues: list[str] | None, metrics: Metrics
 ) -> tuple[StreamConsumer, IdleRelease]:
     """The consumer of ``gecserve worker``: reads the job streams of ``engine``'s model (the ``queues`` named, or
-    all), batches them as the gateway's own queues batch (``WorkerSession``), decodes and answers; the gateway
+    all), batches them as the gateway's own queues batch (``RemoteBatch``), decodes and answers; the gateway
     admitted the jobs, so here they only wait for a batch. With it, the release of the memory decoding used."""
     manifest = engine.manifest
     keys = StreamKeys.for_model(settings.redis_prefix, manifest.name, manifest.version, engine.model.variant)
@@ -219,10 +237,9 @@ def worker_consumer(
         client,
         keys,
         replica_id(),
-        None,
+        lambda: RemoteBatch(engine, idle, continuous, policy.max_batch_size),
         policy,
         queues,
-        sessions=lambda: WorkerSession(engine, idle, continuous, policy.max_batch_size),
         hooks=MetricsHooks(metrics),
         events=events,
         claim_idle_s=settings.claim_idle_s,

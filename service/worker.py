@@ -6,7 +6,7 @@
 The process owns one engine (one GPU where there is one) and serves the queues named by ``--arm``
 (an arm's queue, or ``generate``), or every queue the gateways use when none is named. Jobs are
 read, batched, decoded, answered and acknowledged by ``service.batching.stream_worker.StreamConsumer``,
-which ``service.wiring`` builds with the engine and each queue's ``WorkerSession``, as it builds the gateway's
+which ``service.wiring`` builds with the engine and each queue's ``RemoteBatch``, as it builds the gateway's
 parts; this module runs it, with the metrics and the signals around it. SIGTERM or SIGINT: stop
 reading, finish what is held, leave. As in the gateway's own queues, the memory decoding used goes
 back to the system once the worker is idle. Prometheus metrics (batch sizes, decoding times, jobs
@@ -32,7 +32,7 @@ from service.config import SettingError, Settings, check_model, listen, load_set
 from service.engine.allocator import keep_freed_blocks
 from service.observability.logging import configure_logging
 from service.observability.metrics import Metrics
-from service.wiring import load_engines, worker_consumer
+from service.wiring import load_engines, release_while_idle, worker_consumer
 
 __all__ = ["main", "work"]
 
@@ -55,7 +55,7 @@ async def work(settings: Settings, url: str, queues: list[str] | None, metrics_p
         loop.add_signal_handler(sig, consumer.stop)
     keep_freed_blocks()
     busy = lambda: any(q.batcher.depth or q.batcher.in_flight for q in consumer.queues.values())  # noqa: E731
-    release = asyncio.create_task(idle.run(busy), name="release-memory")
+    release = asyncio.create_task(release_while_idle(idle, busy), name="release-memory")
     log.info(
         "worker ready", extra={"worker": consumer.consumer, "streams": consumer.keys.base, "queues": queues or "all"}
     )

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from service.engine.engine import Engine
-from service.engine.sessions import SessionSettings
+from service.engine.runtime import RuntimeOptions
 
 Feed = dict[str, np.ndarray]
 
@@ -51,7 +51,7 @@ def record_feeds(
     At most ``max_feeds`` per graph, spread evenly over the run (decoder feeds carry the cache,
     so keeping all of a long run would hold gigabytes).
     """
-    engine = Engine(model_dir, variant=variant, settings=SessionSettings(provider="cpu", io_binding="off"))
+    engine = Engine(model_dir, variant=variant, options=RuntimeOptions(provider="cpu", io_binding="off"))
     encoder, decoder = FeedRecorder(engine.model.encoder), FeedRecorder(engine.model.decoder)
     engine.model.encoder, engine.model.decoder = encoder, decoder
     limit = engine.max_source_tokens

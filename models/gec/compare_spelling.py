@@ -25,7 +25,7 @@ from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
 from service.engine.offline import correct_texts
 from service.engine.report import table, write_json
-from service.engine.sessions import SessionSettings
+from service.engine.runtime import RuntimeOptions
 from service.text.letter_edits import LetterEdits
 from service.text.ranking import Ranker
 from service.text.spelling import Speller, load_vocabulary, spelling_files
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    engine = Engine(args.model, settings=SessionSettings(intra_op_threads=1))
+    engine = Engine(args.model, options=RuntimeOptions(intra_op_threads=1))
     rows = compare(args.data, variants(engine, args.model))
     print(table(rows, list(rows[0])))
     if args.json:

@@ -29,7 +29,7 @@ from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.offline import correct_texts, model_speller
 from service.engine.report import table
-from service.engine.sessions import SessionSettings
+from service.engine.runtime import RuntimeOptions
 from service.text.guard import REASONS
 from service.text.spelling import Speller
 
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="write the corrected sentences here")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args(argv)
-    engine = Engine(args.model, variant=args.variant, settings=SessionSettings(intra_op_threads=args.threads))
+    engine = Engine(args.model, variant=args.variant, options=RuntimeOptions(intra_op_threads=args.threads))
     sources = _lines(args.src)
     references = [_lines(p) for p in args.refs]
     if any(len(r) != len(sources) for r in references):

@@ -38,7 +38,7 @@ from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
 from service.engine.offline import model_speller
 from service.engine.report import machine
-from service.engine.sessions import SessionSettings
+from service.engine.runtime import RuntimeOptions
 from service.text.spelling import Speller
 
 LICENCE_NOTE = (
@@ -94,7 +94,7 @@ def _dev_figures(model_dir: Path, data: Path) -> dict[str, Any]:
     """The served path's figures (with the spelling stage), and the model's alone under ``without_spelling``."""
     from models.gec.evaluate import evaluate
 
-    engine = Engine(model_dir, settings=SessionSettings(intra_op_threads=2))
+    engine = Engine(model_dir, options=RuntimeOptions(intra_op_threads=2))
     dev = data / "dev"
     read = lambda p: p.read_text(encoding="utf-8").rstrip("\n").split("\n")  # noqa: E731
     keep = ("sentences", "gleu", "exact_match", "unchanged_kept", "needs_no_change", "changed")

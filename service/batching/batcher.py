@@ -68,10 +68,22 @@ class BatcherStoppedError(BatchingError):
     """The batcher is not running (not started, stopping, or stopped without draining)."""
 
 
+class QueueUnavailableError(BatchingError):
+    """Redis cannot be reached (or was restarted and lost the job): answer 503 and let the caller retry."""
+
+
+class JobFailedError(BatchingError):
+    """A worker could not decode the job: it failed, or it was dead-lettered after too many deliveries."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        self.reason = reason
+        super().__init__(message)
+
+
 class BatcherHooks(Protocol):
     """Observations a batcher reports; ``name`` is the batcher's name (the backend label).
 
-    Hooks are called on the event loop thread, never from a runner thread, and must be cheap.
+    Hooks are called on the event loop thread, never from a worker's decoding thread, and must be cheap.
     An exception raised by a hook is logged and otherwise ignored.
     """
 
@@ -85,15 +97,16 @@ class BatcherHooks(Protocol):
         """A batch of ``size`` rows and ``padded_tokens`` (rows x longest) starts."""
 
     def on_inference(self, name: str, seconds: float, size: int) -> None:
-        """A batch's runner call took ``seconds`` (whether it succeeded or raised)."""
+        """One call advancing a batch took ``seconds`` (whether it succeeded or raised)."""
 
     def on_reject(self, name: str, reason: str) -> None:
         """A job was refused or dropped: ``queue_full``, ``wait`` (it would miss its deadline),
         ``deadline``, ``stopped``, ``cancelled``, ``evicted`` (a shadow job made room) or
-        ``abandoned`` (the runner stopped decoding it: every caller in its batch was past its deadline)."""
+        ``abandoned`` (its running batch stopped decoding it: every caller in its batch was past its deadline)."""
 
     def on_error(self, name: str, reason: str) -> None:
-        """A batch failed: ``runner`` (the runner raised) or ``result_count`` (wrong length)."""
+        """A batch failed: ``runner`` (advancing the running batch raised; the label kept from before
+        the name changed) or ``result_count`` (a decode function returned the wrong number of results)."""
 
 
 class NullHooks:
@@ -123,8 +136,8 @@ class Batcher(Protocol):
     """An auto-batching queue for one arm.
 
     ``submit`` raises ``QueueFullError`` (bound reached), ``DeadlineExceededError`` (deadline
-    passed before decoding started), ``BatcherStoppedError`` (not running), or whatever the
-    runner raised for this job's batch.
+    passed before decoding started), ``BatcherStoppedError`` (not running), or whatever
+    decoding raised for this job's batch.
     """
 
     name: str

@@ -2,12 +2,12 @@
 
 Each of ``workers`` worker tasks waits for jobs, lets the batch fill for up to ``max_wait_ms``
 (counted from the oldest queued job, so a backlog is taken at once), takes a batch through the
-policy and advances its decoding ``Session`` with it in the worker's dedicated thread, so a
-worker can own its own inference session. While workers are busy, jobs accumulate and batches
-grow. A plain ``runner(worker_index, jobs)`` decodes each batch to the end; a session made by
-``sessions(worker_index)`` keeps decoding the jobs it holds and takes queued jobs into its free
-rows between passes (iteration-level batching), within the same batch and token budgets. All
-bookkeeping happens on the event loop thread; only the session runs elsewhere.
+policy and advances its running batch with it in the worker's dedicated thread, so a worker can
+own its own engine. While workers are busy, jobs accumulate and batches grow. ``batches(worker_index)``
+makes a worker's running batch (``service.batching.running``): a closed one decodes each batch to
+the end; an iteration-level one keeps decoding the jobs it holds and takes queued jobs into its
+free rows between passes, within the same batch and token budgets. All bookkeeping happens on the
+event loop thread; only the running batch runs elsewhere.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from service.batching.policy import (
     select_batch,
     split_expired,
 )
-from service.batching.session import ClosedSession, ResultCountError, Runner, Session
+from service.batching.running import ResultCountError, RunningBatch
 
 __all__ = ["LocalBatcher"]
 
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class _Finished:
-    """What a worker's session delivered during its current call."""
+    """What a worker's running batch delivered during its current call."""
 
     jobs: int = 0
     tokens: int = 0
@@ -69,30 +69,26 @@ class _Entry:
 class LocalBatcher:
     """An asyncio auto-batching queue for one arm (see the module docstring).
 
-    ``runner`` is called from worker ``i``'s own thread as ``runner(i, jobs)``; give each worker
-    index its own engine. Or ``sessions(i)`` makes worker ``i``'s ``Session`` (then ``runner`` is
-    None), which jobs join between passes. ``hooks`` receives the observations listed in
-    ``BatcherHooks``; ``name`` labels them (use the backend/arm key).
+    ``batches(i)`` makes worker ``i``'s running batch, advanced in that worker's own thread: give each
+    worker index its own engine. ``hooks`` receives the observations listed in ``BatcherHooks``;
+    ``name`` labels them (use the backend/arm key).
     """
 
     def __init__(
         self,
         policy: BatchPolicy,
-        runner: Runner | None,
+        batches: Callable[[int], RunningBatch],
         workers: int = 1,
         name: str = "default",
         hooks: BatcherHooks | None = None,
-        sessions: Callable[[int], Session] | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
-        if (runner is None) == (sessions is None):
-            raise ValueError("give either a runner or sessions")
         self.policy = policy
         self.name = name
         self.workers = workers
-        self._sessions: Callable[[int], Session] = sessions or (lambda worker: ClosedSession(runner, worker))
-        self._running: dict[int, dict[Job, None]] = {}  # per worker: jobs its session holds
+        self._batches = batches
+        self._running: dict[int, dict[Job, None]] = {}  # per worker: jobs its running batch holds
         self._wakes: list[threading.Event] = []
         self._hooks: BatcherHooks = hooks if hooks is not None else NullHooks()
         self._pending: list[Job] = []
@@ -272,7 +268,7 @@ class LocalBatcher:
 
     async def stop(self, drain: bool = True, timeout: float | None = None) -> None:
         """See ``Batcher.stop``. After ``timeout`` seconds, whatever is left (queued jobs and
-        callers of running batches) fails with ``BatcherStoppedError``; runner threads that are
+        callers of running batches) fails with ``BatcherStoppedError``; worker threads that are
         still busy finish in the background."""
         if self._state == "new":
             self._state = "stopped"
@@ -298,31 +294,31 @@ class LocalBatcher:
     # -- workers ----------------------------------------------------------------------------
 
     async def _work(self, index: int, executor: ThreadPoolExecutor) -> None:
-        session = self._sessions(index)
+        current = self._batches(index)
         wake = threading.Event()
         self._wakes.append(wake)
         self._running[index] = {}
         while True:
             try:
-                if session.active == 0:
+                if current.active == 0:
                     batch = await self._next_batch()
                     if batch is None:
                         return
                 else:
-                    batch = self._take_into(index, session)
-                await self._run(index, executor, session, batch, wake)
+                    batch = self._take_into(index, current)
+                await self._run(index, executor, current, batch, wake)
             except asyncio.CancelledError:
                 raise
             except Exception:  # a bug here must not silently kill the worker
                 log.exception("batcher %s worker %d failed; continuing", self.name, index)
                 await asyncio.sleep(0.01)
 
-    def _take_into(self, index: int, session: Session) -> list[Job]:
-        """Queued jobs for the free rows of worker ``index``'s running session (none when it is
+    def _take_into(self, index: int, current: RunningBatch) -> list[Job]:
+        """Queued jobs for the free rows of worker ``index``'s running batch (none when it is
         full), chosen by the policy as a batch of that many rows would be, within the token budget
         left by the jobs it holds."""
         running = self._running[index]
-        rows = self.policy.max_batch_size - session.active
+        rows = self.policy.max_batch_size - current.active
         tokens = self.policy.max_batch_tokens - sum(job.length for job in running)
         now = time.monotonic()
         live = self._sweep_expired(now)
@@ -368,7 +364,7 @@ class LocalBatcher:
                 pass
 
     async def _run(
-        self, index: int, executor: ThreadPoolExecutor, session: Session, batch: list[Job], wake: threading.Event
+        self, index: int, executor: ThreadPoolExecutor, current: RunningBatch, batch: list[Job], wake: threading.Event
     ) -> None:
         loop = self._loop
         assert loop is not None
@@ -385,7 +381,7 @@ class LocalBatcher:
         self._in_flight += len(batch)
         self._in_flight_tokens += sum(job.length for job in batch)
         self._changed(wake=False)
-        rows = session.active + len(batch)
+        rows = current.active + len(batch)
         if batch:
             self._hook("on_batch", rows, padded_tokens(list(running)))
         wake.clear()
@@ -397,19 +393,20 @@ class LocalBatcher:
         started = time.perf_counter()
         gap = started - self._backlog_since.pop(index, started)
         try:
-            await loop.run_in_executor(executor, session.advance, batch, wake, deliver)
+            await loop.run_in_executor(executor, current.advance, batch, wake, deliver)
         except asyncio.CancelledError:
             self._settle_all(running, BatcherStoppedError(f"batcher {self.name!r} stopped while decoding"))
             raise
         except Exception as exc:
             self._hook("on_inference", time.perf_counter() - started, rows)
+            # the metric's reason "runner": a running batch raised (its label kept from before the name changed)
             self._hook("on_error", "result_count" if isinstance(exc, ResultCountError) else "runner")
             log.warning("batcher %s: a batch of %d failed: %r", self.name, rows, exc)
             self._settle_all(running, exc)
         else:
             elapsed = time.perf_counter() - started
             self._hook("on_inference", elapsed, rows)
-            # A session's call may end with nothing finished (work was waiting to join): its time
+            # A running batch's call may end with nothing finished (work was waiting to join): its time
             # counts towards the next call that finishes jobs, so the rate learnt is the real pace.
             spent = self._unrecorded.pop(index, 0.0) + elapsed + gap
             if not finished.jobs:
@@ -422,17 +419,17 @@ class LocalBatcher:
             self._changed(wake=False)
 
     def _finish(self, index: int, job: Job, outcome: Any) -> None:
-        """A job its worker's session delivered (on the event loop, before the session's call returns)."""
+        """A job its worker's running batch delivered (on the event loop, before the batch's call returns)."""
         running = self._running[index]
         if job not in running:
-            return  # already failed with the rest of its session
+            return  # already failed with the rest of its running batch
         del running[job]
         self._in_flight -= 1
         self._in_flight_tokens -= job.length
         finished = self._finished[index]
         finished.jobs += 1
         finished.tokens += job.length
-        if isinstance(outcome, DeadlineExceededError):  # the session gave up on it: its caller was past its deadline
+        if isinstance(outcome, DeadlineExceededError):  # the batch gave up on it: its caller was past its deadline
             finished.abandoned += 1
             self._hook("on_reject", "abandoned")
         self._settle(job, outcome)
@@ -449,7 +446,7 @@ class LocalBatcher:
             entry.future.set_result(outcome)
 
     def _settle_all(self, running: dict[Job, None], error: BaseException) -> None:
-        """Fail every job a worker's session holds (it failed or the batcher stopped)."""
+        """Fail every job a worker's running batch holds (it failed or the batcher stopped)."""
         for job in list(running):
             self._in_flight -= 1
             self._in_flight_tokens -= job.length
@@ -463,9 +460,9 @@ class LocalBatcher:
         entry.queued = False
         if entry.timer is not None:
             entry.timer.cancel()
-        if not entry.future.done():
+        if not entry.future.done():  # else its caller went away this very turn, before it could withdraw
             entry.future.set_exception(error)
-            self._hook("on_reject", reason)
+        self._hook("on_reject", reason)  # dropped all the same: counted here, once (the caller finds it gone)
 
     def _fail_all_pending(self) -> None:
         pending, self._pending = self._pending, []
@@ -491,8 +488,8 @@ class LocalBatcher:
         if wake:
             self._wake.set()
             if self._pending:
-                for session_wake in self._wakes:  # a running session may make room for them
-                    session_wake.set()
+                for batch_wake in self._wakes:  # a running batch may make room for them
+                    batch_wake.set()
 
     def _hook(self, method: str, *args: Any) -> None:
         try:

@@ -26,26 +26,26 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import RedisError
 
 from service.batching.admission import ServiceRate
 from service.batching.batcher import (
     BatcherHooks,
     BatcherStoppedError,
-    BatchingError,
     DeadlineExceededError,
+    JobFailedError,
     NullHooks,
     QueueFullError,
+    QueueUnavailableError,
     WouldMissDeadlineError,
 )
 from service.batching.job import Job, Priority
-from service.batching.streams import GROUP, Reply, StreamKeys, decode_reply, encode_job
+from service.batching.streams import REPLY_TTL_S, Reply, StreamKeys, cancel_task, decode_reply, encode_job, ensure_group
 
-__all__ = ["JobFailedError", "QueueUnavailableError", "ReplyRouter", "StreamBatcher", "cancel_task", "ensure_group"]
+__all__ = ["ReplyRouter", "StreamBatcher"]
 
 log = logging.getLogger(__name__)
 
-REPLY_TTL_S = 60.0
 MAX_BACKOFF_S = 5.0
 
 # Adds every job of a request, or none: KEYS[1] the stream; ARGV: max_queue, job count, then per job
@@ -62,35 +62,6 @@ for _ = 1, count do
 end
 return {depth}
 """
-
-
-class QueueUnavailableError(BatchingError):
-    """Redis cannot be reached (or was restarted and lost the job): answer 503 and let the caller retry."""
-
-
-class JobFailedError(BatchingError):
-    """A worker could not decode the job: it failed, or it was dead-lettered after too many deliveries."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        self.reason = reason
-        super().__init__(message)
-
-
-async def cancel_task(task: asyncio.Task[Any]) -> None:
-    """Cancel ``task`` and wait for it to end. Cancelled again until it does: a Redis call interrupted
-    mid-way can surface as a connection error, which a retry loop would take for an outage and absorb."""
-    while not task.done():
-        task.cancel()
-        await asyncio.wait([task], timeout=0.2)
-
-
-async def ensure_group(client: aioredis.Redis, stream: str) -> None:
-    """The ``workers`` consumer group on ``stream`` (created with the stream, reading from its start)."""
-    try:
-        await client.xgroup_create(stream, GROUP, id="0", mkstream=True)
-    except ResponseError as error:
-        if "BUSYGROUP" not in str(error):
-            raise
 
 
 class ReplyRouter:

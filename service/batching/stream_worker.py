@@ -33,9 +33,18 @@ from redis.exceptions import RedisError, ResponseError
 from service.batching.batcher import BatcherHooks, BatcherStoppedError, DeadlineExceededError
 from service.batching.local import LocalBatcher
 from service.batching.policy import BatchPolicy
-from service.batching.session import Runner, Session
-from service.batching.stream_gateway import REPLY_TTL_S, cancel_task, ensure_group
-from service.batching.streams import GROUP, JobEntry, StreamKeys, decode_job, encode_error, encode_result
+from service.batching.running import RunningBatch
+from service.batching.streams import (
+    GROUP,
+    REPLY_TTL_S,
+    JobEntry,
+    StreamKeys,
+    cancel_task,
+    decode_job,
+    encode_error,
+    encode_result,
+    ensure_group,
+)
 
 __all__ = ["ConsumerEvents", "StreamConsumer"]
 
@@ -64,17 +73,17 @@ class _Queue:
 
 
 class StreamConsumer:
-    """See the module docstring. ``runner(worker, jobs)`` decodes a batch (each job's ``payload`` is
-    its decoding, as sent) and returns per job ``{"result", "seconds", "batch_size"}`` or an exception;
-    or ``sessions()`` makes each queue's ``Session`` (then ``runner`` is None), which delivers the same.
-    ``queues``: the queues to serve (None: every queue the gateways have registered)."""
+    """See the module docstring. ``batches()`` makes each queue's running batch, which decodes the jobs (each
+    job's ``payload`` is its decoding, as sent) and delivers per job ``{"result", "seconds", "batch_size"}`` or an
+    exception (``service.inference.remote``). ``queues``: the queues to serve (None: every queue the gateways
+    have registered)."""
 
     def __init__(
         self,
         client: aioredis.Redis,
         keys: StreamKeys,
         consumer: str,
-        runner: Runner | None,
+        batches: Callable[[], RunningBatch],
         policy: BatchPolicy,
         queues: list[str] | None = None,
         hooks: BatcherHooks | None = None,
@@ -83,13 +92,11 @@ class StreamConsumer:
         max_deliveries: int = 3,
         heartbeat_s: float = 1.0,
         block_ms: int = 200,
-        sessions: Callable[[], Session] | None = None,
     ) -> None:
         self.client = client
         self.keys = keys
         self.consumer = consumer
-        self.runner = runner
-        self.sessions = sessions
+        self.batches = batches
         self.policy = policy
         self.fixed_queues = queues
         self.hooks = hooks
@@ -158,9 +165,8 @@ class StreamConsumer:
                 self._add_queue(name)
 
     def _add_queue(self, name: str) -> None:
-        make = self.sessions
-        sessions = None if make is None else lambda worker: make()
-        batcher = LocalBatcher(self.policy, self.runner, workers=1, name=name, hooks=self.hooks, sessions=sessions)
+        make = self.batches
+        batcher = LocalBatcher(self.policy, lambda worker: make(), workers=1, name=name, hooks=self.hooks)
         batcher.start()
         self.queues[name] = _Queue(name, self.keys.jobs(name), batcher)
 

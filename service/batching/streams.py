@@ -1,4 +1,5 @@
-"""The Redis Streams transport's shared vocabulary: key names, and jobs and replies as stream entries.
+"""The Redis Streams transport's shared vocabulary: key names, jobs and replies as stream entries, and the
+helpers both sides use (the consumer group, stopping a reading task).
 
 Gateways (``gecserve serve --queue redis://...``) and engine workers (``gecserve worker``) meet
 under one key namespace per model, ``{prefix}{name}@{version}/{variant}:``, so a worker only ever
@@ -19,23 +20,30 @@ job id and either the decode result with the batch's decoding time, or an error 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from dataclasses import dataclass
 from typing import Any
 
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+
 from service.batching.job import Job, Priority
 
 __all__ = [
     "GROUP",
+    "REPLY_TTL_S",
     "JobEntry",
     "Reply",
     "StreamKeys",
+    "cancel_task",
     "decode_job",
     "decode_reply",
     "encode_error",
     "encode_job",
     "encode_result",
+    "ensure_group",
 ]
 
 GROUP = "workers"
@@ -156,3 +164,23 @@ def decode_reply(fields: Fields) -> Reply:
         payload = json.loads(data["ok"])
         return Reply(data["id"], payload["result"], float(payload["seconds"]), int(payload["batch_size"]))
     return Reply(data["id"], error=data["error"], message=data.get("message", ""))
+
+
+REPLY_TTL_S = 60.0  # a reply stream expires this long after a gateway or a worker last touched it
+
+
+async def cancel_task(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` and wait for it to end. Cancelled again until it does: a Redis call interrupted
+    mid-way can surface as a connection error, which a retry loop would take for an outage and absorb."""
+    while not task.done():
+        task.cancel()
+        await asyncio.wait([task], timeout=0.2)
+
+
+async def ensure_group(client: aioredis.Redis, stream: str) -> None:
+    """The ``workers`` consumer group on ``stream`` (created with the stream, reading from its start)."""
+    try:
+        await client.xgroup_create(stream, GROUP, id="0", mkstream=True)
+    except ResponseError as error:
+        if "BUSYGROUP" not in str(error):
+            raise

@@ -1,5 +1,5 @@
 """``gecserve bench decoding --arrivals``: sentences arriving as a Poisson stream, decoded through the
-service's own queues (``LocalQueues``: the batcher, runners and sessions an arm gets), as served
+service's own queues (``LocalQueues``: the batcher and running batches an arm gets), as served
 rather than as closed batches.
 
     gecserve bench decoding --model models/gec-default --input dev.txt --arrivals 200,400,max \\

@@ -27,7 +27,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from service.engine.decoding.types import DecodeParams
 from service.engine.engine import STRATEGIES, Engine
 from service.engine.model import Seq2SeqModel, pad_rows
 from service.engine.report import latency_summary, table, write_json
-from service.engine.sessions import SessionSettings
+from service.engine.runtime import RuntimeOptions
 
 # Rows that are aggressive decoding with other knobs (see the module docstring).
 VARIANTS = ("relaxed", "unsplit")
@@ -141,106 +141,134 @@ def oracle_pass(model: Seq2SeqModel, batch: list[tuple[list[int], list[int], boo
     return outputs
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    settings = SessionSettings(
-        provider=args.provider, intra_op_threads=args.threads, spinning=args.spinning, io_binding=args.io_binding
-    )
-    engines = {cache: Engine(args.model, variant=args.variant, settings=settings, cache=cache) for cache in args.cache}
-    first = next(iter(engines.values()))
-    sources = load_sources(first, Path(args.input), args.limit)
-    if args.order == "length":  # batches of similar lengths, as the service's batcher forms them
-        sources.sort(key=len)
-    params = DecodeParams(num_beams=args.num_beams, max_draft=args.max_draft, pass_cost=args.pass_cost)
-    variants = {
-        "relaxed": replace(params, relaxed_top_k=args.relaxed_top_k, min_block=args.min_block),
-        "unsplit": replace(params, pass_cost=0.0),
-    }
-    strategies = ["greedy"] + [s for s in args.strategies if s != "greedy"]
-    configs = [(s, c, b) for b in args.batch_size for c in args.cache for s in strategies]
-    peer = None
-    if args.peer_ct2:
-        from service.bench.peer_ct2 import CT2Greedy
+@dataclass
+class _Decoded:
+    """One configuration's decode of every source: outputs, and what the table counts of it."""
 
-        peer = CT2Greedy(Path(args.peer_ct2), threads=args.threads)
-        configs += [("ct2-greedy", "-", b) for b in args.batch_size]
-    rows: list[dict[str, Any]] = []
-    greedy_out: dict[tuple[str, int], list[list[int]]] = {}
-    greedy_ended: dict[tuple[str, int], list[bool]] = {}  # whether greedy ended each sentence with </s>
-    greedy_time: dict[tuple[str, int], float] = {}
-    with tqdm(total=len(configs) * len(sources), desc="bench decoding", unit="sent", file=sys.stderr) as progress:
+    tokens: list[list[int]]
+    latencies: list[float]
+    total: float
+    passes: list[int]
+    accepted: int
+    ended: list[bool]  # whether each output ended with </s> (greedy's feed the oracle)
+
+
+class _Run:
+    """Every configuration of one ``bench decoding`` run, greedy first: each row compares with greedy's outputs
+    and time at the same cache layout and batch size."""
+
+    def __init__(self, args: argparse.Namespace, progress: tqdm) -> None:
+        self.args = args
+        self.progress = progress
+        self.runtime = RuntimeOptions(
+            provider=args.provider, intra_op_threads=args.threads, spinning=args.spinning, io_binding=args.io_binding
+        )
+        self.engines = {
+            cache: Engine(args.model, variant=args.variant, options=self.runtime, cache=cache) for cache in args.cache
+        }
+        self.sources = load_sources(next(iter(self.engines.values())), Path(args.input), args.limit)
+        if args.order == "length":  # batches of similar lengths, as the service's batcher forms them
+            self.sources.sort(key=len)
+        self.params = DecodeParams(num_beams=args.num_beams, max_draft=args.max_draft, pass_cost=args.pass_cost)
+        self.variants = {
+            "relaxed": replace(self.params, relaxed_top_k=args.relaxed_top_k, min_block=args.min_block),
+            "unsplit": replace(self.params, pass_cost=0.0),
+        }
+        self.peer = None
+        if args.peer_ct2:
+            from service.bench.peer_ct2 import CT2Greedy
+
+            self.peer = CT2Greedy(Path(args.peer_ct2), threads=args.threads)
+        self.greedy: dict[tuple[str, int], _Decoded] = {}
+
+    def configs(self) -> list[tuple[str, str, int]]:
+        strategies = ["greedy"] + [s for s in self.args.strategies if s != "greedy"]
+        configs = [(s, c, b) for b in self.args.batch_size for c in self.args.cache for s in strategies]
+        return configs + ([("ct2-greedy", "-", b) for b in self.args.batch_size] if self.peer is not None else [])
+
+    def greedy_at(self, cache: str, batch: int) -> _Decoded:
+        """Greedy's decode at this cache layout (the first layout's for the peer) and batch size."""
+        return self.greedy.get((cache, batch)) or self.greedy[(self.args.cache[0], batch)]
+
+    def row(self, strategy: str, cache: str, batch: int) -> dict[str, Any]:
+        sources = self.sources
+        if strategy == "encoder":
+            engine = self.engines[cache]
+            _, latencies, total = timed_run(
+                lambda b, e=engine: [e.model.encode(b)] * len(b), sources, batch, self.progress
+            )
+            speedup = {"speedup_vs_greedy": self.greedy_at(cache, batch).total / total, "flip_details": []}
+            return {"strategy": strategy, "cache": cache, "batch": batch, "sent_per_s": len(sources) / total} | (
+                latency_summary(latencies) | speedup
+            )
+        decoded = self._decode(strategy, cache, batch)
+        if strategy == "greedy":
+            self.greedy[(cache, batch)] = decoded
+        reference = self.greedy_at(cache, batch)
+        identical = sum(a == b for a, b in zip(decoded.tokens, reference.tokens, strict=True))
+        flips = []
+        if strategy == "aggressive" and identical < len(sources):
+            flips = flip_report(self.engines[cache], sources, reference.tokens, decoded.tokens, self.params)
+        return {
+            "strategy": strategy,
+            "cache": cache,
+            "batch": batch,
+            "sent_per_s": len(sources) / decoded.total,
+            **latency_summary(decoded.latencies),
+            "passes_per_sent": sum(decoded.passes) / len(sources),
+            "tokens_per_pass": decoded.accepted / max(1, sum(decoded.passes)),
+            "speedup_vs_greedy": reference.total / decoded.total,
+            "identical_to_greedy": f"{identical}/{len(sources)}",
+            "flips": len(flips),
+            "flip_details": flips,
+        }
+
+    def _decode(self, strategy: str, cache: str, batch: int) -> _Decoded:
+        sources, progress = self.sources, self.progress
+        if strategy == "ct2-greedy":
+            assert self.peer is not None
+            tokens, latencies, total = timed_run(self.peer.generate, sources, batch, progress)
+            passes = [len(t) + 1 for t in tokens]
+            return _Decoded(tokens, latencies, total, passes, sum(passes), [True] * len(tokens))
+        engine = self.engines[cache]
+        if strategy == "oracle":
+            # each sentence with greedy's output, batched by timed_run as greedy's run batched it
+            greedy = self.greedy[(cache, batch)]
+            work = list(zip(sources, greedy.tokens, greedy.ended, strict=True))
+            tokens, latencies, total = timed_run(lambda b, e=engine: oracle_pass(e.model, b), work, batch, progress)
+            accepted = sum(len(output) + ended for _, output, ended in work)  # the draft, </s> included
+            return _Decoded(tokens, latencies, total, [1] * len(sources), accepted, greedy.ended)
+
+        def generate(batch_sources: list[list[int]]) -> list[Any]:
+            if strategy in VARIANTS:
+                return engine.generate(batch_sources, "aggressive", self.variants[strategy])
+            return engine.generate(batch_sources, strategy, self.params)
+
+        outputs, latencies, total = timed_run(generate, sources, batch, progress)
+        tokens = [r.tokens for r in outputs]
+        accepted = sum(sum(r.accepted) for r in outputs)
+        return _Decoded(tokens, latencies, total, [r.passes for r in outputs], accepted, [r.finished for r in outputs])
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Every configuration's row (see the module docstring), and what the run measured on."""
+    with tqdm(desc="bench decoding", unit="sent", file=sys.stderr) as progress:
+        bench = _Run(args, progress)
+        configs = bench.configs()
+        progress.reset(total=len(configs) * len(bench.sources))
+        rows = []
         for strategy, cache, batch in configs:
             progress.set_postfix(strategy=strategy, cache=cache, batch=batch)
-            if strategy == "ct2-greedy":
-                outputs, latencies, total = timed_run(peer.generate, sources, batch, progress)
-                tokens = outputs
-                passes = [len(t) + 1 for t in tokens]
-                accepted = sum(passes)
-            elif strategy == "encoder":
-                engine = engines[cache]
-                _, latencies, total = timed_run(
-                    lambda b, e=engine: [e.model.encode(b)] * len(b), sources, batch, progress
-                )
-                greedy_total = greedy_time.get((cache, batch), greedy_time[(args.cache[0], batch)])
-                rows.append(
-                    {"strategy": strategy, "cache": cache, "batch": batch, "sent_per_s": len(sources) / total}
-                    | latency_summary(latencies)
-                    | {"speedup_vs_greedy": greedy_total / total, "flip_details": []}
-                )
-                continue
-            elif strategy == "oracle":
-                engine = engines[cache]
-                # each sentence with greedy's output, batched by timed_run as greedy's run batched it
-                work = list(zip(sources, greedy_out[(cache, batch)], greedy_ended[(cache, batch)], strict=True))
-                tokens, latencies, total = timed_run(lambda b, e=engine: oracle_pass(e.model, b), work, batch, progress)
-                passes = [1] * len(sources)
-                accepted = sum(len(output) + ended for _, output, ended in work)  # the draft, </s> included
-            else:
-                engine = engines[cache]
-
-                def generate(batch_sources: list[list[int]], s: str = strategy, e: Engine = engine) -> list[Any]:
-                    if s in VARIANTS:
-                        return e.generate(batch_sources, "aggressive", variants[s])
-                    return e.generate(batch_sources, s, params)
-
-                outputs, latencies, total = timed_run(generate, sources, batch, progress)
-                tokens = [r.tokens for r in outputs]
-                passes = [r.passes for r in outputs]
-                accepted = sum(sum(r.accepted) for r in outputs)
-            if strategy == "greedy":
-                greedy_out[(cache, batch)] = tokens
-                greedy_ended[(cache, batch)] = [r.finished for r in outputs]
-                greedy_time[(cache, batch)] = total
-            reference = greedy_out.get((cache, batch)) or greedy_out[(args.cache[0], batch)]
-            identical = sum(a == b for a, b in zip(tokens, reference, strict=True))
-            flips = (
-                flip_report(engine, sources, reference, tokens, params)
-                if strategy == "aggressive" and identical < len(sources)
-                else []
-            )
-            rows.append(
-                {
-                    "strategy": strategy,
-                    "cache": cache,
-                    "batch": batch,
-                    "sent_per_s": len(sources) / total,
-                    **latency_summary(latencies),
-                    "passes_per_sent": sum(passes) / len(sources),
-                    "tokens_per_pass": accepted / max(1, sum(passes)),
-                    "speedup_vs_greedy": greedy_time.get((cache, batch), greedy_time[(args.cache[0], batch)]) / total,
-                    "identical_to_greedy": f"{identical}/{len(sources)}",
-                    "flips": len(flips),
-                    "flip_details": flips,
-                }
-            )
+            rows.append(bench.row(strategy, cache, batch))
     return {
         "model": str(args.model),
-        "variant": first.model.variant,
+        "variant": next(iter(bench.engines.values())).model.variant,
         "input": str(args.input),
-        "sentences": len(sources),
+        "sentences": len(bench.sources),
         "threads": args.threads,
         "order": args.order,
-        "provider": settings.providers()[0],
-        "mean_source_tokens": sum(map(len, sources)) / len(sources),
+        "provider": bench.runtime.providers()[0],
+        "mean_source_tokens": sum(map(len, bench.sources)) / len(bench.sources),
         "rows": rows,
     }
 
@@ -314,10 +342,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def replay_main(args: argparse.Namespace) -> int:
     """``--arrivals``: the replay mode (see ``service.bench.arrivals``)."""
-    settings = SessionSettings(
+    runtime = RuntimeOptions(
         provider=args.provider, intra_op_threads=args.threads, spinning=args.spinning, io_binding=args.io_binding
     )
-    engine = Engine(args.model, variant=args.variant, settings=settings, cache=args.cache[0])
+    engine = Engine(args.model, variant=args.variant, options=runtime, cache=args.cache[0])
     sources = load_sources(engine, Path(args.input), args.limit)
     params = DecodeParams(num_beams=args.num_beams, seed=0, max_draft=args.max_draft, pass_cost=args.pass_cost)
     policies = [BatchPolicy(max_batch_size=b, max_queue=len(sources) + 1, admit_within=0) for b in args.batch_size]
@@ -341,7 +369,7 @@ def replay_main(args: argparse.Namespace) -> int:
         "sentences": len(sources),
         "rounds": args.rounds,
         "threads": args.threads,
-        "provider": settings.providers()[0],
+        "provider": runtime.providers()[0],
         "rows": rows,
     }
     print(f"\n{len(sources)} sentences from {args.input}, {args.threads} thread(s)")

@@ -17,7 +17,7 @@ from pathlib import Path
 from service.config import DEFAULT_MODEL
 from service.engine.engine import Engine
 from service.engine.offline import correct_texts, model_speller
-from service.engine.sessions import SessionSettings
+from service.engine.runtime import RuntimeOptions
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-spelling", action="store_true", help="without the spelling stage")
     args = parser.parse_args(argv)
     speller = None if args.no_spelling else model_speller(args.model)
-    engine = Engine(args.model, variant=args.variant, settings=SessionSettings(intra_op_threads=args.threads))
+    engine = Engine(args.model, variant=args.variant, options=RuntimeOptions(intra_op_threads=args.threads))
     lines = sys.stdin.read().split("\n")
     trailing = lines and lines[-1] == ""
     if trailing:

@@ -7,6 +7,6 @@ measurement writes.
 
 from service.engine.engine import DecodeParams, DecodeResult, Engine, InputTooLongError
 from service.engine.manifest import ModelManifest
-from service.engine.sessions import SessionSettings
+from service.engine.runtime import RuntimeOptions
 
-__all__ = ["DecodeParams", "DecodeResult", "Engine", "InputTooLongError", "ModelManifest", "SessionSettings"]
+__all__ = ["DecodeParams", "DecodeResult", "Engine", "InputTooLongError", "ModelManifest", "RuntimeOptions"]

@@ -13,7 +13,7 @@ from service.engine.decoding.greedy import GreedyDecoder
 from service.engine.decoding.sampling import SampleDecoder
 from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis, empty_result
 from service.engine.model import DecodingStoppedError, InputTooLongError, Seq2SeqModel, StopCheck
-from service.engine.sessions import SessionSettings
+from service.engine.runtime import RuntimeOptions
 
 # Every strategy's decoder: a batch that sources join and leave between passes (iteration-level
 # batching); a closed batch is its ``run``.
@@ -47,10 +47,10 @@ class Engine:
         self,
         model_dir: Path | str,
         variant: str | None = None,
-        settings: SessionSettings | None = None,
+        options: RuntimeOptions | None = None,
         cache: str = "compact",
     ) -> None:
-        self.model = Seq2SeqModel(Path(model_dir), variant, settings, cache)
+        self.model = Seq2SeqModel(Path(model_dir), variant, options, cache)
         self.manifest = self.model.manifest
         self.codec = self.model.codec
 

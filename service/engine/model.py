@@ -22,7 +22,7 @@ import onnxruntime as ort
 from service.engine.binding import DeviceInputs, run_bound
 from service.engine.cache import CACHES
 from service.engine.manifest import ModelManifest
-from service.engine.sessions import SessionSettings, create_session
+from service.engine.runtime import RuntimeOptions, create_inference_session
 from service.engine.tokenization import TextCodec
 
 SHRINK_ARENAS = ort.RunOptions()
@@ -56,7 +56,7 @@ class Seq2SeqModel:
         self,
         model_dir: Path,
         variant: str | None = None,
-        settings: SessionSettings | None = None,
+        options: RuntimeOptions | None = None,
         cache: str = "compact",
     ) -> None:
         self.model_dir = Path(model_dir)
@@ -64,15 +64,15 @@ class Seq2SeqModel:
         self.variant = variant or self.manifest.default_variant
         if self.variant not in self.manifest.variants:
             raise ValueError(f"variant {self.variant!r} not in {sorted(self.manifest.variants)}")
-        self.settings = settings or SessionSettings()
+        self.options = options or RuntimeOptions()
         files = self.manifest.variants[self.variant]
-        self.encoder = create_session(self.model_dir / files["encoder"], self.settings)
-        self.decoder = create_session(self.model_dir / files["decoder"], self.settings)
+        self.encoder = create_inference_session(self.model_dir / files["encoder"], self.options)
+        self.decoder = create_inference_session(self.model_dir / files["decoder"], self.options)
         self.codec, _ = TextCodec.for_model(self.model_dir, self.manifest)
         self.cache_kind = cache
         # Resolved once: asking ORT for its providers on every batch would be wasted work.
-        self.io_device: str | None = self.settings.device if self.settings.binds_io else None
-        self.on_gpu = self.settings.uses_cuda
+        self.io_device: str | None = self.options.device if self.options.binds_io else None
+        self.on_gpu = self.options.uses_cuda
 
     @property
     def binds_io(self) -> bool:
@@ -136,7 +136,7 @@ class DecoderState:
         self.encoder_mask = encoder_mask
         self.device_inputs: DeviceInputs | None = None
         if model.io_device is not None:
-            self.device_inputs = DeviceInputs(model.io_device, model.settings.device_id)
+            self.device_inputs = DeviceInputs(model.io_device, model.options.device_id)
             self._upload()
         self.cache = CACHES[model.cache_kind](m.decoder_layers, len(encoder_mask), m.decoder_heads, m.head_dim)
         self.passes = 0

@@ -1,1 +1,2 @@
-"""Which backend (arm) serves a request: one function today, A/B experiments later."""
+"""Which arm serves a request: the table of arms, A/B experiments, sticky assignment, their shared state
+in Redis and the statistics of a comparison."""

@@ -115,8 +115,8 @@ class Metrics:
         )
         self.batch_seconds = Histogram(
             "batch_duration_seconds",
-            "Time the engine took for one batch (continuous batching: for one run of the session, from jobs "
-            "joining until some finish or work waits).",
+            "Time the engine took for one batch (continuous batching: for one call advancing the running "
+            "batch, from jobs joining until some finish or work waits).",
             ["queue"],
             namespace=ns,
             buckets=LATENCY_BUCKETS,

@@ -31,7 +31,7 @@ from service.experiments.manager import ExperimentManager, Route
 from service.observability.logging import log_request
 from service.observability.metrics import NO_EXPERIMENT, Metrics
 from service.observability.stats import OK, RollingStats
-from service.pipeline.decoding import UnitDecoder
+from service.pipeline.dispatch import SentenceDispatcher
 from service.pipeline.errors import (
     CANCELLED,
     InternalError,
@@ -45,7 +45,7 @@ from service.pipeline.errors import (
 )
 from service.pipeline.preprocess import Preprocessor
 from service.pipeline.queues import GENERATE_QUEUE, DecodingQueues
-from service.pipeline.shadow import ShadowRunner
+from service.pipeline.shadow import ShadowComparer
 from service.pipeline.types import (
     Correction,
     CorrectRequest,
@@ -104,15 +104,17 @@ class Pipeline:
         self.preprocessor = preprocessor
         self.experiments = experiments
         self.queues: DecodingQueues | None = None
-        self.decoder: UnitDecoder | None = None
-        self.shadow: ShadowRunner | None = None
+        self.dispatcher: SentenceDispatcher | None = None
+        self.shadow: ShadowComparer | None = None
         self.ready = False
         self.draining = False  # shutting down: readiness is off (``serving``), requests are still taken while ready
         self.variant: str | None = None
 
-    def serve_with(self, queues: DecodingQueues, decoder: UnitDecoder, shadow: ShadowRunner, variant: str) -> None:
+    def serve_with(
+        self, queues: DecodingQueues, dispatcher: SentenceDispatcher, shadow: ShadowComparer, variant: str
+    ) -> None:
         """The parts that decode, started and warmed up: from now on the pipeline is ready."""
-        self.queues, self.decoder, self.shadow, self.variant = queues, decoder, shadow, variant
+        self.queues, self.dispatcher, self.shadow, self.variant = queues, dispatcher, shadow, variant
         self.ready = True
 
     @property
@@ -226,7 +228,7 @@ class Pipeline:
         return routed
 
     async def _correct(self, request: CorrectRequest, record: _Record, deadline: float) -> CorrectResult:
-        if not self.accepting or self.decoder is None or self.shadow is None:
+        if not self.accepting or self.dispatcher is None or self.shadow is None:
             raise NotReadyError(self._not_ready_reason())
         if request.offset_unit not in ("codepoint", "utf16"):
             raise InvalidRequestError("offset_unit must be 'codepoint' or 'utf16'")
@@ -238,13 +240,13 @@ class Pipeline:
                 f"{routed.arm.name!r} returns one correction (leave the arm unset to be served by 'beam')"
             )
         priority = self._priority(request.texts)
-        self.decoder.check_admission(routed.arm, priority, deadline)
+        self.dispatcher.check_admission(routed.arm, priority, deadline)
         timings = record.timings
         started = time.monotonic()
         plans = await self.preprocessor.plan(request.texts, request.spelling)
         timings.preprocess = time.monotonic() - started
         flat = [unit for units in plans for unit in units]
-        decoded = await self.decoder.decode(routed.arm, flat, priority, deadline, timings)
+        decoded = await self.dispatcher.decode(routed.arm, flat, priority, deadline, timings)
 
         post_started = time.monotonic()
         corrections, position = [], 0
@@ -289,11 +291,11 @@ class Pipeline:
     # -- generate ---------------------------------------------------------------------------
 
     async def _generate(self, request: GenerateRequest, record: _Record, deadline: float) -> GenerateResult:
-        if not self.accepting or self.decoder is None:
+        if not self.accepting or self.dispatcher is None:
             raise NotReadyError(self._not_ready_reason())
         record.arm = GENERATE_QUEUE
         self._validate_texts([request.text])
-        self.decoder.check_admission(None, Priority.INTERACTIVE, deadline)
+        self.dispatcher.check_admission(None, Priority.INTERACTIVE, deadline)
         params = DecodeParams(
             max_new_tokens=request.max_new_tokens,
             num_beams=request.num_beams,
@@ -307,7 +309,7 @@ class Pipeline:
         started = time.monotonic()
         (units,) = await self.preprocessor.plan([request.text])
         timings.preprocess = time.monotonic() - started
-        hypotheses = await self.decoder.generate(units, (request.strategy, params), deadline, timings)
+        hypotheses = await self.dispatcher.generate(units, (request.strategy, params), deadline, timings)
         post_started = time.monotonic()
         sequences: list[tuple[str, float]] = []
         for k in range(request.num_return_sequences):

@@ -2,10 +2,11 @@
 
 ``DecodingQueues`` is what the pipeline submits to; it has two transports. ``LocalQueues`` (the
 default) decodes in this process: a pool of ``inference_workers`` engines (ONNX Runtime sessions,
-which accept concurrent runs), worker ``i`` of every queue running on engine ``i``, and the memory
-decoding used going back to the system once it is idle. A decoding whose strategy is in
-``continuous`` (an arm's, or a ``generate`` job's own) decodes with iteration-level batching
-(sentences join and leave the batch between decoder passes); the others in closed batches. ``StreamQueues``
+which accept concurrent runs), worker ``i`` of every queue running on engine ``i``, each batch
+telling ``idle_release`` it ended (``service.wiring`` gives the memory back once decoding is idle). A
+decoding whose strategy is in ``continuous`` (an arm's, or a ``generate`` job's own) decodes with
+iteration-level batching (``service.inference.iteration``: sentences join and leave the batch between
+decoder passes); the others in closed batches. ``StreamQueues``
 (``service.pipeline.stream_queues``, ``gecserve serve --queue URL``) sends the jobs to engine
 workers through Redis Streams. Queues are made when an arm first needs one, so an experiment
 started at run time gets its own.
@@ -13,16 +14,16 @@ started at run time gets its own.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from service.batching import Batcher, BatcherHooks, BatchPolicy, Job, LocalBatcher
-from service.batching.session import ClosedSession, Session
+from service.batching import Batcher, BatcherHooks, BatchPolicy, Job, LocalBatcher, RunningBatch, closed_batches
+from service.engine.allocator import IdleRelease
 from service.engine.engine import STRATEGIES, Engine
 from service.experiments.arms import Arm
-from service.pipeline.runners import DecodingSession, IdleRelease, PayloadSession, decode_batch
+from service.inference.batches import decode_batch
+from service.inference.iteration import IterationBatch, PayloadBatch
 
 __all__ = ["GENERATE_QUEUE", "DecodingQueues", "LocalQueues"]
 
@@ -68,7 +69,6 @@ class LocalQueues:
         self.hooks = hooks
         self.batchers: dict[str, Batcher] = {}
         self.idle_release = IdleRelease(self.engines)
-        self._release_task: asyncio.Task[None] | None = None
 
     def get(self, arm: Arm) -> Batcher:
         batcher = self.batchers.get(arm.queue)
@@ -77,54 +77,55 @@ class LocalQueues:
             policy = replace(self.policy, max_batch_size=arm.max_batch_size or self.policy.max_batch_size)
             if strategy in self.continuous:
 
-                def sessions(worker: int) -> Session:
+                def batches(worker: int) -> RunningBatch:
                     ended = self.idle_release.batch_ended
-                    return DecodingSession(self._engine(worker), strategy, params, policy.max_batch_size, ended)
+                    return IterationBatch(self._engine(worker), strategy, params, policy.max_batch_size, ended)
 
             else:
-                sessions = self._closed(lambda engine, jobs: decode_batch(engine, jobs, strategy, params))
-            batcher = self._start(arm.queue, sessions, policy)
+                batches = self._closed(lambda engine, jobs: decode_batch(engine, jobs, strategy, params))
+            batcher = self._start(arm.queue, batches, policy)
         return batcher
 
     def generate(self) -> Batcher:
         batcher = self.batchers.get(GENERATE_QUEUE)
         if batcher is None:
 
-            def sessions(worker: int) -> Session:
+            def batches(worker: int) -> RunningBatch:
                 ended = self.idle_release.batch_ended
-                return PayloadSession(self._engine(worker), self.continuous, self.policy.max_batch_size, ended)
+                return PayloadBatch(self._engine(worker), self.continuous, self.policy.max_batch_size, ended)
 
-            batcher = self._start(GENERATE_QUEUE, sessions, self.policy)
+            batcher = self._start(GENERATE_QUEUE, batches, self.policy)
         return batcher
 
     def _engine(self, worker: int) -> Engine:
         return self.engines[worker % len(self.engines)]
 
-    def _closed(self, run: Callable[[Engine, list[Job]], list[Any]]) -> Callable[[int], Session]:
-        """Sessions that decode each batch to the end with ``run`` on the worker's engine."""
+    def _closed(self, run: Callable[[Engine, list[Job]], list[Any]]) -> Callable[[int], RunningBatch]:
+        """Closed batches, each decoded to the end by ``run`` on the worker's engine."""
 
-        def runner(worker: int, jobs: list[Job]) -> list[Any]:
+        def decode(worker: int, jobs: list[Job]) -> list[Any]:
             try:
                 return run(self._engine(worker), jobs)
             finally:
                 self.idle_release.batch_ended()
 
-        return lambda worker: ClosedSession(runner, worker)
+        return closed_batches(decode)
 
-    def _start(self, name: str, sessions: Callable[[int], Session], policy: BatchPolicy) -> LocalBatcher:
-        batcher = LocalBatcher(policy, None, workers=len(self.engines), name=name, hooks=self.hooks, sessions=sessions)
+    def _start(self, name: str, batches: Callable[[int], RunningBatch], policy: BatchPolicy) -> LocalBatcher:
+        batcher = LocalBatcher(policy, batches, workers=len(self.engines), name=name, hooks=self.hooks)
         batcher.start()
         self.batchers[name] = batcher
         return batcher
 
+    @property
+    def busy(self) -> bool:
+        """Some queue holds or decodes work."""
+        return any(b.depth or b.in_flight for b in self.batchers.values())
+
     async def start(self) -> None:
-        busy = lambda: any(b.depth or b.in_flight for b in self.batchers.values())  # noqa: E731
-        self._release_task = asyncio.create_task(self.idle_release.run(busy), name="release-memory")
+        """Nothing to start: each queue starts when it is first asked for."""
 
     async def stop(self, timeout: float) -> None:
-        if self._release_task is not None:
-            self._release_task.cancel()
-            await asyncio.gather(self._release_task, return_exceptions=True)
         for batcher in list(self.batchers.values()):
             await batcher.stop(drain=True, timeout=timeout)
 

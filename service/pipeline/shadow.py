@@ -16,21 +16,23 @@ from collections.abc import Sequence
 from service.batching import Priority
 from service.experiments.manager import ExperimentManager, Route
 from service.observability.metrics import Metrics
-from service.pipeline.decoding import UnitDecoder
+from service.pipeline.dispatch import SentenceDispatcher
 from service.pipeline.errors import RequestError
 from service.pipeline.types import Timings
 from service.text.units import Unit
 
-__all__ = ["ShadowRunner"]
+__all__ = ["ShadowComparer"]
 
 log = logging.getLogger(__name__)
 
 
-class ShadowRunner:
+class ShadowComparer:
+    """Schedules the shadow arm's decodes of answered requests and records how they compare."""
+
     def __init__(
-        self, decoder: UnitDecoder, experiments: ExperimentManager, metrics: Metrics, timeout_s: float
+        self, dispatcher: SentenceDispatcher, experiments: ExperimentManager, metrics: Metrics, timeout_s: float
     ) -> None:
-        self.decoder = decoder
+        self.dispatcher = dispatcher
         self.experiments = experiments
         self.metrics = metrics
         self.timeout_s = timeout_s
@@ -46,7 +48,7 @@ class ShadowRunner:
         assert route.shadow is not None and route.experiment is not None
         await asyncio.sleep(0)  # let the answer go out first
         try:
-            outputs = await self.decoder.decode(
+            outputs = await self.dispatcher.decode(
                 route.shadow, units, Priority.SHADOW, time.monotonic() + self.timeout_s, Timings()
             )
         except RequestError as error:

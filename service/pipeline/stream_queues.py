@@ -18,14 +18,14 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from service.batching import Batcher
-from service.batching.stream_gateway import ReplyRouter, StreamBatcher, cancel_task
-from service.batching.streams import GROUP, Reply, StreamKeys
+from service.batching.stream_gateway import ReplyRouter, StreamBatcher
+from service.batching.streams import GROUP, Reply, StreamKeys, cancel_task
 from service.engine.decoding.types import DecodeResult, decoding_to_json
 from service.experiments.arms import Arm
+from service.inference.batches import Outcome
 from service.observability.hooks import MetricsHooks
 from service.observability.metrics import Metrics
 from service.pipeline.queues import GENERATE_QUEUE
-from service.pipeline.runners import Outcome
 from service.redis_pool import redis_client
 
 __all__ = ["StreamQueues"]

@@ -6,7 +6,7 @@ figures.
 
 Covered elsewhere: HTTP requests in flight at SIGTERM (test_load_behaviour.py), a worker killed while
 another takes over its jobs and Redis restarted under the job streams (test_scaleout.py), an engine
-exception on one batch (test_held_engine.py, tests/batching/test_worker_runner.py), Redis unreachable
+exception on one batch (test_held_engine.py, tests/inference/test_remote.py), Redis unreachable
 from the start (test_replicas.py, tests/pipeline/test_cache.py).
 """
 

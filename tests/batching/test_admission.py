@@ -19,6 +19,7 @@ from service.batching import (
     Priority,
     QueueFullError,
     WouldMissDeadlineError,
+    closed_batches,
     deadline_in,
 )
 from service.batching.admission import ServiceRate, retry_after_header
@@ -163,7 +164,7 @@ def test_an_idle_queue_serves_an_essay_its_estimate_would_refuse() -> None:
 def test_work_that_would_miss_its_deadline_is_refused_at_once() -> None:
     async def scenario() -> None:
         gate = Gate()
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_queue=100), gate, name="q")
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_queue=100), closed_batches(gate), name="q")
         batcher.start()
         batcher.rate.record(1.0, 10)  # 0.1 s per token, as if measured
         running = asyncio.ensure_future(batcher.submit(Job(tokens=[1] * 10)))
@@ -190,7 +191,7 @@ def test_shadow_jobs_take_only_idle_room_and_make_way_for_served_work() -> None:
     async def scenario() -> None:
         gate = Gate()
         policy = BatchPolicy(max_batch_size=8, max_queue=6, shadow_batch_size=2, shadow_queue_share=0.5)
-        batcher = LocalBatcher(policy, gate, name="q")
+        batcher = LocalBatcher(policy, closed_batches(gate), name="q")
         batcher.start()
         first = asyncio.ensure_future(batcher.submit(Job(tokens=[1, 2])))
         await asyncio.to_thread(gate.started.wait, 5)

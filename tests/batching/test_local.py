@@ -17,13 +17,14 @@ from service.batching import (
     Job,
     LocalBatcher,
     QueueFullError,
+    closed_batches,
     deadline_in,
 )
 from service.batching.batcher import Batcher, NullHooks, WouldMissDeadlineError
 from service.batching.job import Priority
 from tests.api.clients import wait_until
 
-# No test here races the wall clock. A runner blocks on a ``gate`` (an event the test opens) so that
+# No test here races the wall clock. A decode function blocks on a ``gate`` (an event the test opens) so that
 # the queue's state is known; deadlines and ``max_wait_ms`` are an hour away, and a test that needs
 # them to pass moves the ``clock`` fixture forward instead of sleeping. BOUND only tells "at once"
 # from "never" (or from an hour): it is not a speed limit.
@@ -63,7 +64,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
 
 
 class Recorder:
-    """A runner that records its batches, optionally sleeping or blocking until a test opens ``gate``."""
+    """A decode function that records its batches, optionally sleeping or blocking until a test opens ``gate``."""
 
     def __init__(self, delay: float = 0.0, gate: threading.Event | None = None) -> None:
         self.delay = delay
@@ -98,14 +99,16 @@ async def turns(count: int = 20) -> None:
 
 
 def test_is_a_batcher() -> None:
-    assert isinstance(LocalBatcher(BatchPolicy(), Recorder()), Batcher)
+    assert isinstance(LocalBatcher(BatchPolicy(), closed_batches(Recorder())), Batcher)
 
 
 def test_results_are_routed_to_their_callers() -> None:
-    runner = Recorder(delay=0.002)
+    decode = Recorder(delay=0.002)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=16, max_wait_ms=2), runner, workers=3, name="route")
+        batcher = LocalBatcher(
+            BatchPolicy(max_batch_size=16, max_wait_ms=2), closed_batches(decode), workers=3, name="route"
+        )
         batcher.start()
         rng = random.Random(7)
         jobs = [Job(tokens=[rng.randrange(1000) for _ in range(rng.randrange(1, 12))]) for _ in range(300)]
@@ -116,22 +119,22 @@ def test_results_are_routed_to_their_callers() -> None:
 
         await asyncio.gather(*(one(job) for job in jobs))
         await batcher.stop()
-        assert sorted(id(j) for j in runner.seen) == sorted(id(j) for j in jobs)  # each decoded exactly once
+        assert sorted(id(j) for j in decode.seen) == sorted(id(j) for j in jobs)  # each decoded exactly once
 
     asyncio.run(main())
     # One dedicated thread per worker index, distinct across workers.
-    threads = [next(iter(ids)) for ids in runner.threads.values()]
-    assert all(len(ids) == 1 for ids in runner.threads.values())
+    threads = [next(iter(ids)) for ids in decode.threads.values()]
+    assert all(len(ids) == 1 for ids in decode.threads.values())
     assert len(set(threads)) == len(threads)
 
 
 def test_batches_grow_under_load() -> None:
     """Jobs that arrive while the worker is busy gather; once it is free they go in full batches."""
     gate = threading.Event()
-    runner = Recorder(gate=gate)
+    decode = Recorder(gate=gate)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=32, max_wait_ms=1), runner, workers=1)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=32, max_wait_ms=1), closed_batches(decode), workers=1)
         batcher.start()
         first = asyncio.create_task(batcher.submit(Job(tokens=[0, 1])))
         await wait_until(lambda: batcher.in_flight == 1)  # the worker is busy until the gate opens
@@ -143,17 +146,17 @@ def test_batches_grow_under_load() -> None:
         await batcher.stop()
 
     asyncio.run(main())
-    assert [len(b) for b in runner.batches] == [1, 32, 17]  # the backlog at once, max_batch_size at most
+    assert [len(b) for b in decode.batches] == [1, 32, 17]  # the backlog at once, max_batch_size at most
 
 
 def test_full_batch_is_taken_without_waiting() -> None:
     """A free worker takes a batch as soon as it is full, not max_wait (an hour) later, even while
     another batch runs (so the idle rule does not apply)."""
     gate = threading.Event()
-    runner = Recorder(gate=gate)
+    decode = Recorder(gate=gate)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS), runner, workers=2)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS), closed_batches(decode), workers=2)
         batcher.start()
         first = asyncio.create_task(batcher.submit(Job(tokens=[0])))
         await wait_until(lambda: batcher.in_flight == 1)  # one worker busy: the batcher is not idle
@@ -168,20 +171,20 @@ def test_full_batch_is_taken_without_waiting() -> None:
         await batcher.stop()
 
     asyncio.run(main())
-    assert [len(b) for b in runner.batches] == [1, 4]
+    assert [len(b) for b in decode.batches] == [1, 4]
 
 
 def test_runner_error_fails_the_whole_batch_and_the_worker_continues() -> None:
     calls = []
 
-    def runner(worker: int, jobs: list[Job]) -> list[Any]:
+    def decode(worker: int, jobs: list[Job]) -> list[Any]:
         calls.append(len(jobs))
         if len(calls) == 1:
             raise ValueError("engine blew up")
         return [result_of(job) for job in jobs]
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=3, max_wait_ms=50), runner)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=3, max_wait_ms=50), closed_batches(decode))
         batcher.start()
         outcomes = await asyncio.gather(*(batcher.submit(Job(tokens=[i])) for i in range(3)), return_exceptions=True)
         assert all(isinstance(o, ValueError) for o in outcomes)
@@ -192,13 +195,13 @@ def test_runner_error_fails_the_whole_batch_and_the_worker_continues() -> None:
 
 
 def test_per_job_exceptions_and_wrong_result_counts() -> None:
-    def runner(worker: int, jobs: list[Job]) -> list[Any]:
+    def decode(worker: int, jobs: list[Job]) -> list[Any]:
         if any(job.payload == "short" for job in jobs):
             return []
         return [KeyError(job.id) if job.payload == "bad" else result_of(job) for job in jobs]
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=2, max_wait_ms=50), runner)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=2, max_wait_ms=50), closed_batches(decode))
         batcher.start()
         good, bad = await asyncio.gather(
             batcher.submit(Job(tokens=[1])), batcher.submit(Job(tokens=[2], payload="bad")), return_exceptions=True
@@ -214,10 +217,10 @@ def test_per_job_exceptions_and_wrong_result_counts() -> None:
 
 def test_cancelled_callers_do_not_break_the_batch() -> None:
     gate = threading.Event()
-    runner = Recorder(gate=gate)
+    decode = Recorder(gate=gate)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=4, max_wait_ms=1), runner)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=4, max_wait_ms=1), closed_batches(decode))
         batcher.start()
         running = [asyncio.create_task(batcher.submit(Job(tokens=[i]))) for i in range(4)]
         await wait_until(lambda: batcher.in_flight == 4)
@@ -235,7 +238,7 @@ def test_cancelled_callers_do_not_break_the_batch() -> None:
         assert isinstance(outcomes[4], asyncio.CancelledError)
         assert await batcher.submit(Job(tokens=[7])) == (14,)
         await batcher.stop()
-        assert all(job is not queued_job for job in runner.seen)
+        assert all(job is not queued_job for job in decode.seen)
 
     asyncio.run(main())
 
@@ -252,11 +255,11 @@ def test_withdrawn_queued_jobs_are_counted_by_reason(clock: Clock) -> None:
     """A caller that gives up on queued jobs: past their deadline they count as deadline drops
     (the request timeout and the job deadline fire together), otherwise as cancellations."""
     gate = threading.Event()
-    runner = Recorder(gate=gate)
+    decode = Recorder(gate=gate)
     hooks = Rejections()
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0), runner, hooks=hooks)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0), closed_batches(decode), hooks=hooks)
         batcher.start()
         blocker = asyncio.create_task(batcher.submit(Job(tokens=[0])))
         await wait_until(lambda: batcher.in_flight == 1)
@@ -278,20 +281,36 @@ def test_withdrawn_queued_jobs_are_counted_by_reason(clock: Clock) -> None:
         with pytest.raises((asyncio.TimeoutError, DeadlineExceededError)):
             await caller
         assert hooks.reasons.count("deadline") == 2 and batcher.depth == 0
+        # The caller's timeout just before the deadline, both due in one turn of the loop (as a request's
+        # timeout and its jobs' deadline on a busy machine): the timeout cancels the caller's futures
+        # before the deadline drops the jobs, which are counted all the same, once each.
+        deadline = deadline_in(HOUR)
+        late = [Job(tokens=[5], deadline=deadline), Job(tokens=[6], deadline=deadline)]
+
+        async def give_up() -> None:
+            async with asyncio.timeout(HOUR - 1):
+                await batcher.submit_many(late)
+
+        caller = asyncio.create_task(give_up())
+        await wait_until(lambda: batcher.depth == 2)
+        clock.advance(HOUR + 1)
+        with pytest.raises(TimeoutError):
+            await caller
+        assert hooks.reasons.count("deadline") == 4 and batcher.depth == 0
         gate.set()
         assert await blocker == (0,)
         await batcher.stop()
-        assert [job.tokens for job in runner.seen] == [[0]]
+        assert [job.tokens for job in decode.seen] == [[0]]
 
     asyncio.run(main())
 
 
 def test_bounded_queue_rejects_instead_of_growing() -> None:
     gate = threading.Event()
-    runner = Recorder(gate=gate)
+    decode = Recorder(gate=gate)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0, max_queue=5), runner)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0, max_queue=5), closed_batches(decode))
         batcher.start()
         first = asyncio.create_task(batcher.submit(Job(tokens=[0])))
         await wait_until(lambda: batcher.in_flight == 1)
@@ -312,7 +331,7 @@ def test_bounded_queue_rejects_instead_of_growing() -> None:
 
 def test_service_rate_is_learnt_from_the_batches_run() -> None:
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_wait_ms=0), Recorder())
+        batcher = LocalBatcher(BatchPolicy(max_wait_ms=0), closed_batches(Recorder()))
         batcher.start()
         assert not batcher.rate.measured and batcher.estimated_wait(100) == 0.0
         for i in range(5):
@@ -325,10 +344,10 @@ def test_service_rate_is_learnt_from_the_batches_run() -> None:
 
 def test_deadline_passing_in_the_queue_fails_the_job_and_it_is_never_decoded(clock: Clock) -> None:
     gate = threading.Event()
-    runner = Recorder(gate=gate)
+    decode = Recorder(gate=gate)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0), runner)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0), closed_batches(decode))
         batcher.start()
         blocker = asyncio.create_task(batcher.submit(Job(tokens=[1])))
         await wait_until(lambda: batcher.in_flight == 1)
@@ -342,10 +361,10 @@ def test_deadline_passing_in_the_queue_fails_the_job_and_it_is_never_decoded(clo
         gate.set()
         assert await blocker == (2,)
         await batcher.stop()
-        assert all(job is not doomed for job in runner.seen)
+        assert all(job is not doomed for job in decode.seen)
         # Already expired at submission: refused at once.
         expired = Job(tokens=[3], deadline=time.monotonic() - 1)
-        batcher2 = LocalBatcher(BatchPolicy(), runner)
+        batcher2 = LocalBatcher(BatchPolicy(), closed_batches(decode))
         batcher2.start()
         with pytest.raises(DeadlineExceededError):
             await batcher2.submit(expired)
@@ -356,10 +375,10 @@ def test_deadline_passing_in_the_queue_fails_the_job_and_it_is_never_decoded(clo
 
 def test_job_running_past_its_deadline_still_completes(clock: Clock) -> None:
     gate = threading.Event()
-    runner = Recorder(gate=gate)
+    decode = Recorder(gate=gate)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_wait_ms=0), runner)
+        batcher = LocalBatcher(BatchPolicy(max_wait_ms=0), closed_batches(decode))
         batcher.start()
         running = asyncio.create_task(batcher.submit(Job(tokens=[4], deadline=deadline_in(HOUR))))
         await wait_until(lambda: batcher.in_flight == 1)
@@ -375,10 +394,10 @@ def test_job_running_past_its_deadline_still_completes(clock: Clock) -> None:
 
 def test_stop_with_drain_finishes_queued_jobs() -> None:
     gate = threading.Event()
-    runner = Recorder(gate=gate)
+    decode = Recorder(gate=gate)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=2, max_wait_ms=HOUR_MS), runner, workers=2)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=2, max_wait_ms=HOUR_MS), closed_batches(decode), workers=2)
         batcher.start()
         tasks = [asyncio.create_task(batcher.submit(Job(tokens=[i]))) for i in range(7)]
         await wait_until(lambda: batcher.in_flight == 4 and batcher.depth == 3)  # both workers busy, 3 queued
@@ -394,15 +413,15 @@ def test_stop_with_drain_finishes_queued_jobs() -> None:
             await batcher.submit(Job(tokens=[1]))
 
     asyncio.run(main())
-    assert sorted(len(b) for b in runner.batches) == [1, 2, 2, 2]
+    assert sorted(len(b) for b in decode.batches) == [1, 2, 2, 2]
 
 
 def test_stop_without_drain_fails_queued_jobs_and_finishes_running_ones() -> None:
     gate = threading.Event()
-    runner = Recorder(gate=gate)
+    decode = Recorder(gate=gate)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0), runner)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0), closed_batches(decode))
         batcher.start()
         running = asyncio.create_task(batcher.submit(Job(tokens=[1])))
         await wait_until(lambda: batcher.in_flight == 1)
@@ -415,17 +434,17 @@ def test_stop_without_drain_fails_queued_jobs_and_finishes_running_ones() -> Non
         gate.set()
         await stopping
         assert await running == (2,)
-        assert len(runner.seen) == 1
+        assert len(decode.seen) == 1
 
     asyncio.run(main())
 
 
 def test_stop_timeout_releases_callers_of_a_stuck_runner() -> None:
     gate = threading.Event()
-    runner = Recorder(gate=gate)
+    decode = Recorder(gate=gate)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_wait_ms=0), runner)
+        batcher = LocalBatcher(BatchPolicy(max_wait_ms=0), closed_batches(decode))
         batcher.start()
         stuck = asyncio.create_task(batcher.submit(Job(tokens=[1])))
         await wait_until(lambda: batcher.in_flight == 1)
@@ -441,7 +460,7 @@ def test_submit_requires_a_started_batcher_and_unique_jobs() -> None:
     gate = threading.Event()
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(), Recorder(gate=gate))
+        batcher = LocalBatcher(BatchPolicy(), closed_batches(Recorder(gate=gate)))
         with pytest.raises(BatcherStoppedError):
             await batcher.submit(Job(tokens=[1]))
         batcher.start()
@@ -472,7 +491,9 @@ def test_hooks_see_the_batching_and_a_broken_hook_is_harmless() -> None:
             return record
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=3, max_wait_ms=20), Recorder(), name="arm-a", hooks=Hooks())
+        batcher = LocalBatcher(
+            BatchPolicy(max_batch_size=3, max_wait_ms=20), closed_batches(Recorder()), name="arm-a", hooks=Hooks()
+        )
         batcher.start()
         await asyncio.gather(*(batcher.submit(Job(tokens=[1] * n)) for n in (2, 3, 4)))
         await batcher.stop()
@@ -490,11 +511,11 @@ def test_submit_many_admits_a_request_whole_or_not_at_all() -> None:
 
     async def scenario() -> None:
         gate = threading.Event()
-        runner = Recorder(gate=gate)
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0, max_queue=5), runner)
+        decode = Recorder(gate=gate)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0, max_queue=5), closed_batches(decode))
         batcher.start()
         blocker = asyncio.create_task(batcher.submit(Job([0])))
-        await wait_until(runner.started.is_set)
+        await wait_until(decode.started.is_set)
         first = asyncio.create_task(batcher.submit_many([Job([1]), Job([2]), Job([3])]))
         await wait_until(lambda: batcher.depth == 3)
         with pytest.raises(QueueFullError) as full:
@@ -506,7 +527,7 @@ def test_submit_many_admits_a_request_whole_or_not_at_all() -> None:
         assert await first == [result_of(Job([t])) for t in (1, 2, 3)]
         assert await second == [result_of(Job([t])) for t in (7, 8)]
         await blocker
-        decoded = [job.tokens[0] for batch in runner.batches for job in batch]
+        decoded = [job.tokens[0] for batch in decode.batches for job in batch]
         assert sorted(decoded) == [0, 1, 2, 3, 7, 8]
         await batcher.stop()
 
@@ -516,11 +537,11 @@ def test_submit_many_admits_a_request_whole_or_not_at_all() -> None:
 def test_submit_many_withdraws_the_rest_when_one_job_fails(clock: Clock) -> None:
     async def scenario() -> None:
         gate = threading.Event()
-        runner = Recorder(gate=gate)
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0, max_queue=10), runner)
+        decode = Recorder(gate=gate)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1, max_wait_ms=0, max_queue=10), closed_batches(decode))
         batcher.start()
         blocker = asyncio.create_task(batcher.submit(Job([0])))
-        await wait_until(runner.started.is_set)
+        await wait_until(decode.started.is_set)
         soon = Job([1], deadline=deadline_in(HOUR))
         request = asyncio.create_task(batcher.submit_many([Job([2]), soon, Job([3])]))
         await wait_until(lambda: batcher.depth == 3)  # all three queued
@@ -530,7 +551,7 @@ def test_submit_many_withdraws_the_rest_when_one_job_fails(clock: Clock) -> None
         assert batcher.depth == 0  # the others left the queue with it
         gate.set()
         await blocker
-        assert [job.tokens[0] for batch in runner.batches for job in batch] == [0]
+        assert [job.tokens[0] for batch in decode.batches for job in batch] == [0]
         await batcher.stop()
 
     asyncio.run(scenario())
@@ -541,7 +562,7 @@ def test_an_idle_batcher_does_not_wait_to_fill(idle_dispatch: bool, clock: Clock
     """Idle: a lone job runs at once instead of waiting max_wait for company; without idle
     dispatch it waits for max_wait (an hour on the fake clock), then goes; busy: jobs gather."""
     gate = threading.Event()
-    runner = Recorder(gate=gate)
+    decode = Recorder(gate=gate)
     policy = BatchPolicy(max_batch_size=8, max_wait_ms=HOUR_MS, dispatch_when_idle=idle_dispatch)
 
     async def waits_for_max_wait(batcher: LocalBatcher, queued: int) -> None:
@@ -553,7 +574,7 @@ def test_an_idle_batcher_does_not_wait_to_fill(idle_dispatch: bool, clock: Clock
         clock.advance(61)
 
     async def main() -> None:
-        batcher = LocalBatcher(policy, runner)
+        batcher = LocalBatcher(policy, closed_batches(decode))
         batcher.start()
         first = asyncio.create_task(batcher.submit(Job(tokens=[1])))
         if not idle_dispatch:
@@ -567,13 +588,13 @@ def test_an_idle_batcher_does_not_wait_to_fill(idle_dispatch: bool, clock: Clock
             await waits_for_max_wait(batcher, 4)
         assert await asyncio.wait_for(asyncio.gather(*rest), BOUND) == [(4,), (6,), (8,), (10,)]
         await batcher.stop()
-        assert [len(batch) for batch in runner.batches] == [1, 4]
+        assert [len(batch) for batch in decode.batches] == [1, 4]
 
     asyncio.run(main())
 
 
-class SteppedSession:
-    """A session whose jobs need ``tokens[0]`` passes each; every pass waits for the test to
+class SteppedBatch:
+    """A running batch whose jobs need ``tokens[0]`` passes each; every pass waits for the test to
     release it, so which jobs ran together is known without racing the clock."""
 
     def __init__(self, max_rows: int) -> None:
@@ -607,62 +628,62 @@ class SteppedSession:
                 break
 
 
-def _stepped(policy: BatchPolicy) -> tuple[LocalBatcher, SteppedSession]:
-    session = SteppedSession(policy.max_batch_size)
-    return LocalBatcher(policy, None, sessions=lambda worker: session), session
+def _stepped(policy: BatchPolicy) -> tuple[LocalBatcher, SteppedBatch]:
+    stepped = SteppedBatch(policy.max_batch_size)
+    return LocalBatcher(policy, lambda worker: stepped), stepped
 
 
-def test_jobs_join_a_running_session_and_leave_when_done() -> None:
+def test_jobs_join_a_running_batch_and_leave_when_done() -> None:
     async def main() -> None:
-        batcher, session = _stepped(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS))
+        batcher, stepped = _stepped(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS))
         batcher.start()
         long = Job(tokens=[5])
         long_task = asyncio.ensure_future(batcher.submit(long))
-        await wait_until(lambda: len(session.joins) == 1)
+        await wait_until(lambda: len(stepped.joins) == 1)
         short = Job(tokens=[1])
         short_task = asyncio.ensure_future(batcher.submit(short))
         await wait_until(lambda: batcher.depth == 1)
-        session.passes.release()  # one pass of the long job; the session then makes room
-        await wait_until(lambda: len(session.joins) == 2)
-        assert session.joins[1] == ([short.id], 1)  # joined while the long job was running
-        session.passes.release(10)
+        stepped.passes.release()  # one pass of the long job; the batch then makes room
+        await wait_until(lambda: len(stepped.joins) == 2)
+        assert stepped.joins[1] == ([short.id], 1)  # joined while the long job was running
+        stepped.passes.release(10)
         assert await asyncio.wait_for(short_task, BOUND) == (2,)
         assert await asyncio.wait_for(long_task, BOUND) == (10,)
-        assert session.finished == [short.id, long.id]
+        assert stepped.finished == [short.id, long.id]
         await batcher.stop()
 
     asyncio.run(main())
 
 
-def test_a_session_never_holds_more_than_the_batch_size() -> None:
+def test_a_running_batch_never_holds_more_than_the_batch_size() -> None:
     async def main() -> None:
-        batcher, session = _stepped(BatchPolicy(max_batch_size=2, max_wait_ms=HOUR_MS))
+        batcher, stepped = _stepped(BatchPolicy(max_batch_size=2, max_wait_ms=HOUR_MS))
         batcher.start()
-        session.passes.release(1000)
+        stepped.passes.release(1000)
         jobs = [Job(tokens=[1 + i % 3]) for i in range(9)]
         results = await asyncio.wait_for(asyncio.gather(*(batcher.submit(job) for job in jobs)), BOUND)
         assert results == [result_of(job) for job in jobs]
-        assert session.most_rows == 2
+        assert stepped.most_rows == 2
         assert batcher.in_flight == 0
         await batcher.stop()
 
     asyncio.run(main())
 
 
-def test_a_failing_session_fails_the_jobs_it_holds_and_the_worker_continues() -> None:
+def test_a_failing_running_batch_fails_the_jobs_it_holds_and_the_worker_continues() -> None:
     async def main() -> None:
-        batcher, session = _stepped(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS))
+        batcher, stepped = _stepped(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS))
         batcher.start()
         held = asyncio.ensure_future(batcher.submit(Job(tokens=[3])))
-        await wait_until(lambda: len(session.joins) == 1)
+        await wait_until(lambda: len(stepped.joins) == 1)
         boom = asyncio.ensure_future(batcher.submit(Job(tokens=[1], payload="boom")))
         await wait_until(lambda: batcher.depth == 1)
-        session.passes.release()
+        stepped.passes.release()
         for task in (held, boom):
             with pytest.raises(RuntimeError, match="decoder broke"):
                 await asyncio.wait_for(task, BOUND)
-        session.held.clear()  # the real session starts over after a failure
-        session.passes.release(5)
+        stepped.held.clear()  # a real running batch starts over after a failure
+        stepped.passes.release(5)
         assert await asyncio.wait_for(batcher.submit(Job(tokens=[2])), BOUND) == (4,)
         assert batcher.in_flight == 0
         await batcher.stop()
@@ -670,40 +691,35 @@ def test_a_failing_session_fails_the_jobs_it_holds_and_the_worker_continues() ->
     asyncio.run(main())
 
 
-def test_stop_drains_a_running_session() -> None:
+def test_stop_drains_a_running_batch() -> None:
     async def main() -> None:
-        batcher, session = _stepped(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS))
+        batcher, stepped = _stepped(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS))
         batcher.start()
         running = asyncio.ensure_future(batcher.submit(Job(tokens=[4])))
-        await wait_until(lambda: len(session.joins) == 1)
+        await wait_until(lambda: len(stepped.joins) == 1)
         stopping = asyncio.ensure_future(batcher.stop(drain=True, timeout=BOUND))
-        session.passes.release(4)
+        stepped.passes.release(4)
         assert await asyncio.wait_for(running, BOUND) == (8,)
         await stopping
 
     asyncio.run(main())
 
 
-def test_a_batcher_takes_a_runner_or_sessions() -> None:
-    with pytest.raises(ValueError, match="either a runner or sessions"):
-        LocalBatcher(BatchPolicy(), None)
-
-
-def test_a_running_session_takes_only_what_fits_the_token_budget_left() -> None:
+def test_a_running_batch_takes_only_what_fits_the_token_budget_left() -> None:
     async def main() -> None:
-        batcher, session = _stepped(BatchPolicy(max_batch_size=4, max_batch_tokens=10, max_wait_ms=HOUR_MS))
+        batcher, stepped = _stepped(BatchPolicy(max_batch_size=4, max_batch_tokens=10, max_wait_ms=HOUR_MS))
         batcher.start()
         running = asyncio.ensure_future(batcher.submit(Job(tokens=[2] + [1] * 7)))  # 8 tokens, 2 passes
-        await wait_until(lambda: len(session.joins) == 1)
+        await wait_until(lambda: len(stepped.joins) == 1)
         small, large = Job(tokens=[1, 1]), Job(tokens=[1] * 5)
         waits = [asyncio.ensure_future(batcher.submit(job)) for job in (small, large)]
         await wait_until(lambda: batcher.depth == 2)
-        session.passes.release()
-        await wait_until(lambda: len(session.joins) == 2)
-        assert session.joins[1] == ([small.id], 1)  # 8 + 2 fit the 10-token budget, 8 + 5 do not
-        session.passes.release(10)
+        stepped.passes.release()
+        await wait_until(lambda: len(stepped.joins) == 2)
+        assert stepped.joins[1] == ([small.id], 1)  # 8 + 2 fit the 10-token budget, 8 + 5 do not
+        stepped.passes.release(10)
         await asyncio.wait_for(asyncio.gather(running, *waits), BOUND)
-        joined_large = next(rows for ids, rows in session.joins if large.id in ids)
+        joined_large = next(rows for ids, rows in stepped.joins if large.id in ids)
         assert joined_large <= 1  # only once the 8-token job had left
         await batcher.stop()
 
@@ -713,12 +729,14 @@ def test_a_running_session_takes_only_what_fits_the_token_budget_left() -> None:
 def test_check_admission_refuses_before_any_work_when_the_queue_alone_is_too_long() -> None:
     gate = threading.Event()
 
-    def runner(worker: int, jobs: list[Job]) -> list[Any]:
+    def decode(worker: int, jobs: list[Job]) -> list[Any]:
         gate.wait(BOUND)
         return [result_of(job) for job in jobs]
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=2, max_wait_ms=HOUR_MS, admit_within=0.5), runner)
+        batcher = LocalBatcher(
+            BatchPolicy(max_batch_size=2, max_wait_ms=HOUR_MS, admit_within=0.5), closed_batches(decode)
+        )
         batcher.start()
         soon = time.monotonic() + 1.0
         batcher.check_admission(Priority.INTERACTIVE, soon)  # nothing measured, nothing queued

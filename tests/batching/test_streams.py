@@ -1,5 +1,5 @@
 """The Redis Streams transport on a real Redis, without a model: a gateway's ``StreamBatcher`` and
-``ReplyRouter`` against a worker's ``StreamConsumer`` whose runner the test writes."""
+``ReplyRouter`` against a worker's ``StreamConsumer`` whose decode the test writes."""
 
 from __future__ import annotations
 
@@ -11,25 +11,28 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from service.batching import BatchPolicy, DeadlineExceededError, Job, QueueFullError, deadline_in
-from service.batching.stream_gateway import JobFailedError, ReplyRouter, StreamBatcher, cancel_task, ensure_group
+from service.batching import BatchPolicy, ClosedBatch, DeadlineExceededError, Job, QueueFullError, deadline_in
+from service.batching.batcher import JobFailedError
+from service.batching.stream_gateway import ReplyRouter, StreamBatcher
 from service.batching.stream_worker import ConsumerEvents, StreamConsumer
 from service.batching.streams import (
     GROUP,
     Reply,
     StreamKeys,
+    cancel_task,
     decode_job,
     decode_reply,
     encode_error,
     encode_job,
     encode_result,
+    ensure_group,
 )
 from tests.conftest import REDIS_URL
 from tests.waiting import wait_until
 
 
 class Echo:
-    """A runner that answers each job with its tokens doubled; it can be slowed down or made to fail."""
+    """A decode function that answers each job with its tokens doubled; it can be slowed down or made to fail."""
 
     def __init__(self, delay: float = 0.0) -> None:
         self.delay = delay
@@ -74,14 +77,16 @@ class Harness:
         )
         self.events: list[tuple[str, str, int]] = []
 
-    def consumer(self, runner: Echo, name: str = "worker-1", **options: Any) -> StreamConsumer:
+    def consumer(self, decode: Echo, name: str = "worker-1", **options: Any) -> StreamConsumer:
         events = ConsumerEvents(
             claimed=lambda q, n: self.events.append(("claimed", q, n)),
             dead_lettered=lambda q, n: self.events.append(("dead", q, n)),
             answered=lambda q, outcome: self.events.append((outcome, q, 1)),
         )
         policy = BatchPolicy(max_batch_size=8, max_wait_ms=1, admit_within=0)
-        return StreamConsumer(self.client, self.keys, name, runner, policy, ["q"], events=events, **options)
+        return StreamConsumer(
+            self.client, self.keys, name, lambda: ClosedBatch(decode, 0), policy, ["q"], events=events, **options
+        )
 
     async def __aenter__(self) -> Harness:
         self.router.start()
@@ -120,8 +125,8 @@ async def queued(h: Harness, count: int, queue: str = "q") -> None:
 def test_jobs_round_trip_and_leave_nothing_behind(redis_prefix: str) -> None:
     async def scenario() -> None:
         async with Harness(redis_prefix) as h:
-            runner = Echo()
-            worker = await serve(h.consumer(runner))
+            decode = Echo()
+            worker = await serve(h.consumer(decode))
             jobs = [Job(tokens=[i, i + 1], deadline=deadline_in(10)) for i in range(20)]
             results = await asyncio.gather(*(h.batcher.submit_many(jobs[i : i + 5]) for i in range(0, 20, 5)))
             assert [r["doubled"] for part in results for r in part] == [[2 * i, 2 * i + 2] for i in range(20)]
@@ -173,8 +178,8 @@ def test_jobs_of_a_dead_worker_are_claimed_and_answered(redis_prefix: str) -> No
             )
             await queued(h, 5)
             await ghost_reads(h, times=1)
-            runner = Echo()
-            worker = await serve(h.consumer(runner, claim_idle_s=0.3))
+            decode = Echo()
+            worker = await serve(h.consumer(decode, claim_idle_s=0.3))
             assert [r["doubled"] for r in await asyncio.wait_for(submitted, 10)] == [[2 * i] for i in range(5)]
             assert ("claimed", "q", 5) in h.events
             assert (await h.client.xpending(h.keys.jobs("q"), GROUP))["pending"] == 0
@@ -190,12 +195,12 @@ def test_a_job_delivered_too_often_is_dead_lettered_and_its_caller_told(redis_pr
             submitted = asyncio.ensure_future(h.batcher.submit(Job(tokens=[7], deadline=deadline_in(30))))
             await queued(h, 1)
             await ghost_reads(h, times=3)
-            runner = Echo()
-            worker = await serve(h.consumer(runner, claim_idle_s=0.3, max_deliveries=3))
+            decode = Echo()
+            worker = await serve(h.consumer(decode, claim_idle_s=0.3, max_deliveries=3))
             with pytest.raises(JobFailedError) as failed:
                 await asyncio.wait_for(submitted, 10)
             assert failed.value.reason == "dead_letter" and "3 times" in str(failed.value)
-            assert runner.ran == []  # never decoded
+            assert decode.ran == []  # never decoded
             (dead,) = await h.client.xrange(h.keys.dead("q"))
             assert dead[1][b"tokens"] == b"7" and dead[1][b"reason"] == b"3 deliveries"
             assert ("dead", "q", 1) in h.events
@@ -214,13 +219,13 @@ def test_jobs_past_their_deadline_are_answered_without_decoding(redis_prefix: st
             # Letting time pass, on purpose: the first job's deadline must expire while no worker runs.
             while time.monotonic() <= late_job.deadline:
                 await asyncio.sleep(0.05)
-            runner = Echo()
-            worker = await serve(h.consumer(runner))
+            decode = Echo()
+            worker = await serve(h.consumer(decode))
             with pytest.raises(DeadlineExceededError):
                 await asyncio.wait_for(late, 10)
             with pytest.raises(ValueError, match="refuse"):
                 await asyncio.wait_for(refused, 10)
-            assert [1] not in runner.ran
+            assert [1] not in decode.ran
             assert ("deadline", "q", 1) in h.events
             await cancel_task(worker)
 
@@ -230,11 +235,11 @@ def test_jobs_past_their_deadline_are_answered_without_decoding(redis_prefix: st
 def test_a_stopping_worker_finishes_its_batch_and_leaves(redis_prefix: str) -> None:
     async def scenario() -> None:
         async with Harness(redis_prefix) as h:
-            runner = Echo(delay=0.5)
-            consumer = h.consumer(runner)
+            decode = Echo(delay=0.5)
+            consumer = h.consumer(decode)
             worker = await serve(consumer)
             submitted = asyncio.ensure_future(h.batcher.submit_many([Job(tokens=[i]) for i in range(3)]))
-            await wait_until(lambda: runner.started, what="a batch being decoded")  # read, and decoding (0.5 s)
+            await wait_until(lambda: decode.started, what="a batch being decoded")  # read, and decoding (0.5 s)
             consumer.stop()
             assert [r["doubled"] for r in await asyncio.wait_for(submitted, 10)] == [[0], [2], [4]]
             await asyncio.wait_for(worker, 10)
@@ -305,7 +310,7 @@ def test_a_worker_given_queues_serves_only_those(redis_prefix: str) -> None:
             )
             other.start()
             policy = BatchPolicy(max_batch_size=8, max_wait_ms=1, admit_within=0)
-            only_r = StreamConsumer(h.client, h.keys, "worker-r", Echo(), policy, ["r"])
+            only_r = StreamConsumer(h.client, h.keys, "worker-r", lambda: ClosedBatch(Echo(), 0), policy, ["r"])
             worker = await serve(only_r)
             on_q = asyncio.ensure_future(h.batcher.submit(Job(tokens=[1])))
             await queued(h, 1)  # on q before the job on r: the worker has read since, and served only r

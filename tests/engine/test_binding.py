@@ -7,7 +7,7 @@ import pytest
 
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
-from service.engine.sessions import SessionSettings
+from service.engine.runtime import RuntimeOptions
 from tests.conftest import FIXTURE_MODEL
 from tests.engine.conftest import SENTENCES, engine_for
 
@@ -21,15 +21,15 @@ PARAMS = {
 
 @pytest.fixture(scope="module")
 def bound() -> Engine:
-    return Engine(FIXTURE_MODEL, variant="int8", settings=SessionSettings(provider="cpu", io_binding="on"))
+    return Engine(FIXTURE_MODEL, variant="int8", options=RuntimeOptions(provider="cpu", io_binding="on"))
 
 
 def test_settings_choose_binding() -> None:
-    assert SessionSettings(provider="cpu").binds_io is False  # auto: only with CUDA
-    assert SessionSettings(provider="cpu", io_binding="on").binds_io is True
-    assert SessionSettings(provider="cpu", io_binding="on").device == "cpu"
+    assert RuntimeOptions(provider="cpu").binds_io is False  # auto: only with CUDA
+    assert RuntimeOptions(provider="cpu", io_binding="on").binds_io is True
+    assert RuntimeOptions(provider="cpu", io_binding="on").device == "cpu"
     with pytest.raises(ValueError, match="io_binding"):
-        _ = SessionSettings(io_binding="sometimes").binds_io
+        _ = RuntimeOptions(io_binding="sometimes").binds_io
 
 
 @pytest.mark.parametrize("strategy", sorted(PARAMS))

@@ -7,19 +7,21 @@ import asyncio
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from service.batching import BatchPolicy, Job, LocalBatcher, QueueFullError
+from service.batching import BatchPolicy, Job, LocalBatcher, QueueFullError, closed_batches
 from service.observability import Metrics, MetricsHooks, RollingStats
 
 
 def test_local_batcher_feeds_metrics_and_stats() -> None:
     metrics, stats = Metrics(), RollingStats()
 
-    def runner(worker: int, jobs: list[Job]) -> list[int]:
+    def decode(worker: int, jobs: list[Job]) -> list[int]:
         return [len(job.tokens) for job in jobs]
 
     async def main() -> None:
         policy = BatchPolicy(max_batch_size=4, max_wait_ms=20, max_queue=4)
-        batcher = LocalBatcher(policy, runner, name="tiny/aggressive", hooks=MetricsHooks(metrics, stats))
+        batcher = LocalBatcher(
+            policy, closed_batches(decode), name="tiny/aggressive", hooks=MetricsHooks(metrics, stats)
+        )
         batcher.start()
         submits = [asyncio.create_task(batcher.submit(Job(tokens=[1] * n))) for n in (1, 2, 3, 4)]
         await asyncio.sleep(0)

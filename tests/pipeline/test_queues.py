@@ -26,12 +26,12 @@ def test_listed_strategies_decode_continuously(setting: str, continuous: set[str
     engine = Engine(FIXTURE_MODEL, "int8")
     made = []
 
-    class Recorded(queues_module.DecodingSession):
+    class Recorded(queues_module.IterationBatch):
         def __init__(self, engine: Engine, strategy: str, *args) -> None:
             made.append(strategy)
             super().__init__(engine, strategy, *args)
 
-    monkeypatch.setattr(queues_module, "DecodingSession", Recorded)
+    monkeypatch.setattr(queues_module, "IterationBatch", Recorded)
     strategies = Settings(continuous_batching=setting).continuous_strategies
 
     async def main() -> None:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.engine.engine import Engine
-from service.engine.sessions import SessionSettings
+from service.engine.runtime import RuntimeOptions
 
 ROOT = Path(__file__).resolve().parents[3]
 MODEL = ROOT / "models" / "gec-default"
@@ -20,7 +20,7 @@ DEV = ROOT.parent / "shared" / "data" / "dev"
 
 @pytest.fixture(scope="module")
 def engine() -> Engine:
-    return Engine(MODEL, settings=SessionSettings(intra_op_threads=1))
+    return Engine(MODEL, options=RuntimeOptions(intra_op_threads=1))
 
 
 def _dev_lines() -> list[str]:

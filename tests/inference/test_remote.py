@@ -1,4 +1,4 @@
-"""``gecserve worker``'s session on a real engine: a job that makes the engine fail fails alone (and is
+"""``gecserve worker``'s running batch on a real engine: a job that makes the engine fail fails alone (and is
 answered ``failed``, a 500 at the gateway), the jobs batched with it get the results they get alone;
 jobs whose strategy batches continuously join one running batch; an unreadable decoding fails its job."""
 
@@ -9,9 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 from service.batching import Job
+from service.engine.allocator import IdleRelease
 from service.engine.decoding.types import DecodeParams, decoding_to_json
 from service.engine.engine import Engine
-from service.pipeline.runners import IdleRelease, WorkerSession
+from service.inference.remote import RemoteBatch
 from tests.engine.conftest import SENTENCES, engine_for
 
 
@@ -27,18 +28,18 @@ def breaking(engine: Engine, bad: list[int]) -> Callable:
     return failing
 
 
-def decoded(session: WorkerSession, jobs: list[Job]) -> list[Any]:
-    """Every job's reply, the session advanced until it holds none."""
+def decoded(batch: RemoteBatch, jobs: list[Job]) -> list[Any]:
+    """Every job's reply, the batch advanced until it holds none."""
     replies: dict[Job, Any] = {}
     waiting = list(jobs)
-    while waiting or session.active:
-        session.advance(waiting, threading.Event(), replies.__setitem__)
+    while waiting or batch.active:
+        batch.advance(waiting, threading.Event(), replies.__setitem__)
         waiting = []
     return [replies[job] for job in jobs]
 
 
-def session_for(engine: Engine) -> WorkerSession:
-    return WorkerSession(engine, IdleRelease([engine]), frozenset({"aggressive"}), max_rows=8)
+def batch_for(engine: Engine) -> RemoteBatch:
+    return RemoteBatch(engine, IdleRelease([engine]), frozenset({"aggressive"}), max_rows=8)
 
 
 def test_an_engine_fault_fails_only_its_own_job() -> None:
@@ -50,11 +51,11 @@ def test_an_engine_fault_fails_only_its_own_job() -> None:
     def jobs() -> list[Job]:
         return [Job(tokens=list(source), payload=dict(decoding)) for source in sources]
 
-    session = session_for(engine)
-    alone = [decoded(session, [job]) for job in jobs()]
+    batch = batch_for(engine)
+    alone = [decoded(batch, [job]) for job in jobs()]
     engine.generate = breaking(engine, sources[1])
     try:
-        together = decoded(session, jobs())
+        together = decoded(batch, jobs())
     finally:
         del engine.generate  # the shared engine's own method again
     assert isinstance(together[1], RuntimeError)
@@ -70,12 +71,12 @@ def test_continuous_strategies_join_one_batch_and_others_decode_closed() -> None
     beam = decoding_to_json("beam", DecodeParams(num_beams=2))
     jobs = [Job(tokens=list(s), payload=dict(accelerated)) for s in sources]
     jobs += [Job(tokens=list(sources[0]), payload=dict(beam)), Job(tokens=[5, 6], payload={"strategy": "x"})]
-    session = session_for(engine)
-    replies = decoded(session, jobs)
+    batch = batch_for(engine)
+    replies = decoded(batch, jobs)
     greedy = [engine.generate([s], "greedy")[0].tokens for s in sources]
     assert [reply["result"]["tokens"] for reply in replies[: len(sources)]] == greedy
     assert max(reply["batch_size"] for reply in replies[: len(sources)]) == len(sources)  # one running batch
     expected_beam = engine.generate([sources[0]], "beam", DecodeParams(num_beams=2))[0]
     assert replies[-2]["result"] == expected_beam.to_json()
     assert isinstance(replies[-1], ValueError) and "unreadable decoding" in str(replies[-1])
-    assert session.active == 0 and not session.decoding.sessions
+    assert batch.active == 0 and not batch.decoding.batches

@@ -1,5 +1,6 @@
-"""Units to the model's outputs for one arm: the sentence cache, one job per distinct sentence, the
-arm's queue, and the batching errors as request errors.
+"""The dispatch of units to the model's outputs for one arm: the sentence cache, one job per distinct
+sentence, the arm's queue, and the batching errors as request errors; and of a rewrite's units to the
+``generate`` queue.
 
 Units the model cannot read are their own output and cost nothing. Identical sentences within a
 request are decoded once, and so are identical sentences of concurrent requests: a sentence already
@@ -30,13 +31,15 @@ from service.batching import (
     DeadlineExceededError,
     EvictedError,
     Job,
+    JobFailedError,
     Priority,
     QueueFullError,
+    QueueUnavailableError,
 )
-from service.batching.stream_gateway import JobFailedError, QueueUnavailableError
 from service.engine.decoding.types import DecodeParams
 from service.engine.tokenization import TextCodec
 from service.experiments.arms import Arm
+from service.inference.batches import Outcome
 from service.observability.metrics import Metrics
 from service.pipeline.cache import SentenceCache
 from service.pipeline.errors import (
@@ -48,11 +51,10 @@ from service.pipeline.errors import (
     RequestDeadlineError,
 )
 from service.pipeline.queues import GENERATE_QUEUE, DecodingQueues
-from service.pipeline.runners import Outcome
 from service.pipeline.types import Timings
 from service.text.units import Unit
 
-__all__ = ["UnitDecoder"]
+__all__ = ["SentenceDispatcher"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,9 @@ class _Flight:
     done: asyncio.Future[_Decoded | None]
 
 
-class UnitDecoder:
+class SentenceDispatcher:
+    """Has the sentences of requests decoded: cached, shared with a decode in flight, or submitted to a queue."""
+
     def __init__(
         self,
         queues: DecodingQueues,

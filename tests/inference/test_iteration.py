@@ -1,6 +1,7 @@
-"""The runners: jobs carrying their own decoding are grouped by it, and a bad group fails alone; a
-decoding session's jobs join between passes, leave when done or past their deadline, and a job
-that breaks the engine fails alone; a payload session batches the listed strategies continuously."""
+"""Closed and iteration-level batches on a real engine: jobs carrying their own decoding are grouped by it,
+and a bad group fails alone; an iteration-level batch's jobs join between passes, leave when done or past their
+deadline, and a job that breaks the engine fails alone; a payload batch takes the listed strategies into
+iteration-level batches."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 from service.batching import DeadlineExceededError, Job
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import InputTooLongError
-from service.pipeline.runners import DecodingSession, Outcome, PayloadSession, decode_by_payload
+from service.inference.batches import Outcome, decode_by_payload
+from service.inference.iteration import IterationBatch, PayloadBatch
 from tests.engine.conftest import SENTENCES, engine_for
 
 BEAM = ("beam", DecodeParams(num_beams=3, num_return_sequences=2))
@@ -46,23 +48,23 @@ def test_a_job_decodes_the_same_alone_and_among_other_settings(payload) -> None:
     assert mixed.result.to_json() == alone.result.to_json()
 
 
-def _session(strategy: str = "aggressive") -> tuple[DecodingSession, list[int]]:
+def _batch(strategy: str = "aggressive") -> tuple[IterationBatch, list[int]]:
     ended: list[int] = []
     engine = engine_for()
-    return DecodingSession(engine, strategy, DecodeParams(), 4, lambda: ended.append(1)), ended
+    return IterationBatch(engine, strategy, DecodeParams(), 4, lambda: ended.append(1)), ended
 
 
 @pytest.mark.parametrize("strategy", ["greedy", "aggressive"])
-def test_session_jobs_joining_between_passes_get_what_greedy_gives_alone(strategy: str) -> None:
-    session, ended = _session(strategy)
-    engine = session.engine
+def test_iteration_batch_jobs_joining_between_passes_get_what_greedy_gives_alone(strategy: str) -> None:
+    batch, ended = _batch(strategy)
+    engine = batch.engine
     jobs = [Job(tokens) for tokens in engine.codec.encode_batch([s for s in SENTENCES if s] * 2)]
     waiting, outcomes, calls = list(jobs), {}, 0
     wake = threading.Event()
-    wake.set()  # work is always waiting: the session comes back for it once a quarter is free
-    while waiting or session.active:
+    wake.set()  # work is always waiting: the batch comes back for it once a quarter is free
+    while waiting or batch.active:
         joining, waiting = waiting[:2], waiting[2:]
-        session.advance(joining, wake if waiting else threading.Event(), outcomes.__setitem__)
+        batch.advance(joining, wake if waiting else threading.Event(), outcomes.__setitem__)
         calls += 1
     assert len(ended) == calls
     for job in jobs:
@@ -70,47 +72,47 @@ def test_session_jobs_joining_between_passes_get_what_greedy_gives_alone(strateg
     assert max(outcome.batch_size for outcome in outcomes.values()) > 2  # joined a running batch
 
 
-def test_session_returns_early_when_work_waits_and_it_has_room() -> None:
-    session, _ = _session("greedy")
-    tokens = session.engine.codec.encode_batch(["The cat likes teh old car and the dog likes the cat very much."])[0]
+def test_iteration_batch_returns_early_when_work_waits_and_it_has_room() -> None:
+    batch, _ = _batch("greedy")
+    tokens = batch.engine.codec.encode_batch(["The cat likes teh old car and the dog likes the cat very much."])[0]
     wake = threading.Event()
     wake.set()
     finished: dict = {}
-    session.advance([Job(tokens)], wake, finished.__setitem__)  # one pass, then back for the waiting work
-    assert session.active == 1 and not finished
-    while session.active:
-        session.advance([], threading.Event(), finished.__setitem__)
+    batch.advance([Job(tokens)], wake, finished.__setitem__)  # one pass, then back for the waiting work
+    assert batch.active == 1 and not finished
+    while batch.active:
+        batch.advance([], threading.Event(), finished.__setitem__)
     assert len(finished) == 1
 
 
-def test_session_drops_jobs_past_their_deadline_and_answers_the_odd_ones_at_once() -> None:
-    session, _ = _session()
-    good, late = session.engine.codec.encode_batch(["i saw a apple yesterday", "Tom found an honest owl."])
+def test_iteration_batch_drops_jobs_past_their_deadline_and_answers_the_odd_ones_at_once() -> None:
+    batch, _ = _batch()
+    good, late = batch.engine.codec.encode_batch(["i saw a apple yesterday", "Tom found an honest owl."])
     jobs = [
         Job(good),
         Job(late, deadline=time.monotonic() - 1),
         Job([]),
-        Job([5] * (session.engine.max_source_tokens + 1)),
+        Job([5] * (batch.engine.max_source_tokens + 1)),
         Job([399, 10**6]),  # an id past the vocabulary: the encoder refuses this one alone
     ]
     outcomes = {}
     waiting = list(jobs)
-    while waiting or session.active:
-        session.advance(waiting, threading.Event(), outcomes.__setitem__)
+    while waiting or batch.active:
+        batch.advance(waiting, threading.Event(), outcomes.__setitem__)
         waiting = []
-    assert outcomes[jobs[0]].result.tokens == session.engine.generate([good], "greedy")[0].tokens
+    assert outcomes[jobs[0]].result.tokens == batch.engine.generate([good], "greedy")[0].tokens
     assert isinstance(outcomes[jobs[1]], DeadlineExceededError)
     assert outcomes[jobs[2]].result.tokens == []
     assert isinstance(outcomes[jobs[3]], InputTooLongError)
     assert isinstance(outcomes[jobs[4]], Exception) and not isinstance(outcomes[jobs[4]], Outcome)
 
 
-def test_payload_session_joins_listed_decodings_between_passes_and_closes_the_others() -> None:
+def test_payload_batch_joins_listed_decodings_between_passes_and_closes_the_others() -> None:
     """Beam and sampling jobs (listed) join running batches of their own decoding as they come and get
     what each gets alone; greedy (not listed) decodes closed; settings the engine refuses fail their jobs."""
     engine = engine_for("fp32")  # int8 beam scores move in the fourth decimal with the batch (test_beam)
     ended: list[int] = []
-    session = PayloadSession(engine, frozenset({"beam", "sample"}), 4, lambda: ended.append(1))
+    batch = PayloadBatch(engine, frozenset({"beam", "sample"}), 4, lambda: ended.append(1))
     sources = engine.codec.encode_batch([s for s in SENTENCES if s] * 2)
     settings = [BEAM, SAMPLE, GREEDY, BAD]
     jobs = [Job(tokens, payload=settings[i % len(settings)]) for i, tokens in enumerate(sources)]
@@ -118,11 +120,11 @@ def test_payload_session_joins_listed_decodings_between_passes_and_closes_the_ot
     waiting, calls = list(jobs), 0
     wake = threading.Event()
     wake.set()
-    while waiting or session.active:
+    while waiting or batch.active:
         joining, waiting = waiting[:3], waiting[3:]
-        session.advance(joining, wake if waiting else threading.Event(), outcomes.__setitem__)
+        batch.advance(joining, wake if waiting else threading.Event(), outcomes.__setitem__)
         calls += 1
-    assert len(ended) == calls and not session.sessions
+    assert len(ended) == calls and not batch.batches
     for job in jobs:
         if job.payload == BAD:
             assert isinstance(outcomes[job], ValueError) and "num_return_sequences" in str(outcomes[job])

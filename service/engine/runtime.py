@@ -1,4 +1,5 @@
-"""ONNX Runtime session construction: execution providers, threads, spinning, optimisation."""
+"""How ONNX Runtime runs a model's graphs (``RuntimeOptions``: execution providers, threads, spinning, IO
+binding, optimisation), and the inference sessions made under them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import onnxruntime as ort
 
 
 @dataclass(frozen=True)
-class SessionSettings:
+class RuntimeOptions:
     """How to run a graph.
 
     ``provider``: ``auto`` (CUDA when onnxruntime-gpu sees a device, else CPU), ``cpu`` or
@@ -61,15 +62,15 @@ _LEVELS = {
 }
 
 
-def create_session(path: Path, settings: SessionSettings) -> ort.InferenceSession:
-    """An inference session for the graph at ``path`` under ``settings``."""
+def create_inference_session(path: Path, runtime: RuntimeOptions) -> ort.InferenceSession:
+    """An inference session for the graph at ``path`` under ``runtime``."""
     options = ort.SessionOptions()
-    options.intra_op_num_threads = settings.intra_op_threads
-    options.inter_op_num_threads = settings.inter_op_threads
+    options.intra_op_num_threads = runtime.intra_op_threads
+    options.inter_op_num_threads = runtime.inter_op_threads
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = _LEVELS[settings.optimization]
-    spin = "1" if settings.spinning else "0"
+    options.graph_optimization_level = _LEVELS[runtime.optimization]
+    spin = "1" if runtime.spinning else "0"
     options.add_session_config_entry("session.intra_op.allow_spinning", spin)
     options.add_session_config_entry("session.inter_op.allow_spinning", spin)
     options.log_severity_level = 3
-    return ort.InferenceSession(str(path), sess_options=options, providers=settings.providers())
+    return ort.InferenceSession(str(path), sess_options=options, providers=runtime.providers())

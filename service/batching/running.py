@@ -1,0 +1,67 @@
+"""What a batcher's worker drives: a running batch, which jobs join between decoder passes.
+
+``advance(joining, wake, deliver)`` is called in the worker's own thread: it adds ``joining`` to the
+batch's running jobs and decodes, handing each job that finishes to ``deliver(job, outcome)`` at once
+(an outcome that is an exception fails only its job). A batch with jobs still running (``active``) is
+advanced again at once, with whatever the queue has for its free rows: this is iteration-level
+batching (``service.inference.iteration``). ``wake`` is set by the batcher when new work is queued, so
+a batch may return early to let it join.
+
+``ClosedBatch`` is the plain batch: a ``DecodeJobs`` function decodes the jobs it is given to the end;
+``closed_batches`` makes a worker's closed batches of one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from service.batching.job import Job
+
+__all__ = ["ClosedBatch", "DecodeJobs", "Deliver", "ResultCountError", "RunningBatch", "closed_batches"]
+
+DecodeJobs = Callable[[int, list[Job]], Sequence[Any]]
+"""``decode(worker_index, jobs) -> results``: one result per job, in order. A result that is an
+exception instance fails only its own job; raising fails the whole batch."""
+
+Deliver = Callable[[Job, Any], None]
+"""``deliver(job, outcome)``: a job's result, or the exception that fails it, from any thread."""
+
+
+class RunningBatch(Protocol):
+    @property
+    def active(self) -> int:
+        """Jobs joined and not yet returned."""
+        ...
+
+    def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
+        """Add ``joining``, decode, and ``deliver`` each job that finishes. Raising fails every job
+        the batch holds that was not delivered (and leaves it empty)."""
+        ...
+
+
+class ClosedBatch:
+    """A batch decoded to the end by ``decode`` in one call; nothing joins it meanwhile."""
+
+    active = 0
+
+    def __init__(self, decode: DecodeJobs, worker: int) -> None:
+        self.decode = decode
+        self.worker = worker
+
+    def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
+        results = list(self.decode(self.worker, joining))
+        if len(results) != len(joining):
+            raise ResultCountError(f"decode returned {len(results)} results for {len(joining)} jobs")
+        for job, result in zip(joining, results, strict=True):
+            deliver(job, result)
+
+
+def closed_batches(decode: DecodeJobs) -> Callable[[int], RunningBatch]:
+    """Each worker's batches, closed ones decoded by ``decode`` (what ``LocalBatcher`` takes)."""
+    return lambda worker: ClosedBatch(decode, worker)
+
+
+class ResultCountError(RuntimeError):
+    """A ``decode`` returned a different number of results than it was given jobs."""
