@@ -46,11 +46,14 @@ def evaluate(
     decoding: str = "aggressive",
     batch_size: int = 32,
     speller: Speller | None = None,
+    keep_bias: float | None = None,
 ) -> dict[str, Any]:
-    """Correct ``sources`` (spelled first by ``speller`` if given) and score them; ``references[k][i]`` is
-    reference k of sentence i."""
+    """Correct ``sources`` (spelled first by ``speller`` if given, decoded with ``keep_bias``, None: the model's
+    default) and score them; ``references[k][i]`` is reference k of sentence i."""
     inputs = [detokenize(s) if tokenized else s for s in sources]
-    corrected = correct_texts(engine, inputs, decoding, batch_size, DecodeParams(), progress=True, speller=speller)
+    corrected = correct_texts(
+        engine, inputs, decoding, batch_size, DecodeParams(), progress=True, speller=speller, keep_bias=keep_bias
+    )
     dropped = Counter(reason for c in corrected for reason in c.dropped)
     figures = score(sources, references, tokenized, [c.text for c in corrected])
     return figures | {f"guard_{reason}": dropped[reason] for reason in REASONS}
@@ -96,6 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", default=None)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--no-spelling", action="store_true", help="the model alone, without the spelling stage")
+    parser.add_argument(
+        "--keep-bias",
+        type=float,
+        default=None,
+        help="the keep bias (default: the model's, as served; greedy, aggressive)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the corrected sentences here")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args(argv)
@@ -105,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     if any(len(r) != len(sources) for r in references):
         parser.error("every reference file must have as many lines as the source")
     speller = None if args.no_spelling else model_speller(args.model)
-    result = evaluate(engine, sources, references, args.tokenized, args.decoding, args.batch_size, speller)
+    result = evaluate(
+        engine, sources, references, args.tokenized, args.decoding, args.batch_size, speller, args.keep_bias
+    )
     hypotheses = result.pop("hypotheses")
     if args.out:
         args.out.write_text("\n".join(hypotheses) + "\n", encoding="utf-8")

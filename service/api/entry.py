@@ -43,6 +43,8 @@ def correct_request(body: schemas.CorrectBody, named_arm: str | None) -> Correct
         arm=arm or named_arm,
         alternatives=body.options.alternatives,
         spelling=body.options.spelling,
+        level=body.options.level,
+        keep_bias=body.options.keep_bias,
         user_id=body.client.user_id,
         session_id=body.client.session_id,
     )

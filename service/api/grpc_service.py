@@ -85,6 +85,10 @@ def _correct_fields(request: pb.CorrectRequest) -> dict[str, Any]:
     }
     if request.options.HasField("spelling"):
         fields["options"]["spelling"] = request.options.spelling
+    if request.options.level:
+        fields["options"]["level"] = request.options.level
+    if request.options.HasField("keep_bias"):
+        fields["options"]["keep_bias"] = request.options.keep_bias
     if request.offset_unit:
         fields["offset_unit"] = request.offset_unit
     if request.HasField("text"):

@@ -122,6 +122,7 @@ class CheckParams:
     auto: bool  # the client asked for language=auto
     rules: RuleSelection
     alternatives: int
+    level: str  # "default" or "picky"
     user_id: str | None
     session_id: str | None
 
@@ -159,6 +160,7 @@ def check_params(params: dict[str, str]) -> CheckParams:
         auto,
         rules,
         _alternatives(params.get("alternatives", "0")),
+        params.get("level") or "default",
         _key(params, "username"),
         _key(params, "instanceId"),
     )

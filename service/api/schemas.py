@@ -17,7 +17,7 @@ from service.engine.decoding.sampling import MAX_TEMPERATURE, MIN_TEMPERATURE
 CORRECT_EXAMPLE = {
     "text": "She go to school every days. Their going home.",
     "offset_unit": "codepoint",
-    "options": {"backend": None, "alternatives": 0, "spelling": True},
+    "options": {"backend": None, "alternatives": 0, "spelling": True, "level": "default", "keep_bias": None},
     "client": {"user_id": "u-123", "session_id": "s-456"},
 }
 
@@ -42,6 +42,20 @@ class Options(BaseModel):
         True,
         description="the spelling stage before the model (edits of type `spelling`); false turns it off for this"
         " request. It runs only where the model ships a vocabulary and GECSERVE_SPELLING is on.",
+    )
+    level: Literal["default", "picky"] = Field(
+        "default",
+        description="how much the model edits, as LanguageTool's `level`: `default` is the model's measured point,"
+        " `picky` makes more edits (more errors found, more edits a writer may undo)",
+    )
+    keep_bias: float | None = Field(
+        None,
+        ge=-5.0,
+        le=5.0,
+        allow_inf_nan=False,
+        description="the model's bias for keeping the writer's words, in logits, instead of `level`: above the"
+        " model's default fewer edits, below it more; null = the level's. Greedy and aggressive decoding only"
+        " (an arm that decodes otherwise answers 422).",
     )
 
 

@@ -44,8 +44,9 @@ class Job:
 
     ``tokens``: the source token ids. ``arm``: the queue key (model, decoding, params) the job
     belongs to. ``deadline``: ``time.monotonic()`` seconds after which the job must not start
-    decoding (None: no deadline). ``payload``: whatever the runner needs besides the tokens
-    (decode parameters, strategy name, a trace id); the batcher never reads it.
+    decoding (None: no deadline). ``keep_bias``: how strongly the decoding keeps the source
+    (``service.engine.decoding.alignment``; 0 for none). ``payload``: whatever the running batch needs
+    besides the tokens (decode parameters, strategy name); the batcher never reads it.
     ``enqueued_at`` is set by the batcher when the job is submitted; ``seq`` breaks ties
     between jobs enqueued at the same instant (creation order).
     """
@@ -54,6 +55,7 @@ class Job:
     arm: str = ""
     priority: Priority = Priority.INTERACTIVE
     deadline: float | None = None
+    keep_bias: float = 0.0
     payload: Any = None
     id: str = field(default_factory=_new_id)
     enqueued_at: float = field(default_factory=time.monotonic)

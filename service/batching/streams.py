@@ -111,6 +111,7 @@ def encode_job(job: Job, reply_to: str, decoding: dict[str, Any]) -> dict[str, s
         "tokens": " ".join(map(str, job.tokens)),
         "priority": str(int(job.priority)),
         "deadline": _unix_deadline(job.deadline),
+        "keep_bias": repr(job.keep_bias),
         "decoding": json.dumps(decoding, separators=(",", ":")),
     }
 
@@ -132,6 +133,7 @@ def decode_job(fields: Fields, queue: str) -> JobEntry:
         arm=queue,
         priority=Priority(int(data["priority"])),
         deadline=_monotonic_deadline(data["deadline"]),
+        keep_bias=float(data.get("keep_bias", 0.0)),
         id=data["id"],
     )
     return JobEntry(job, data["reply"], json.loads(data["decoding"]))

@@ -30,6 +30,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", default=None)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--no-spelling", action="store_true", help="without the spelling stage")
+    parser.add_argument(
+        "--keep-bias",
+        type=float,
+        default=None,
+        help="the keep bias (default: the model's, as served; greedy, aggressive)",
+    )
     args = parser.parse_args(argv)
     speller = None if args.no_spelling else model_speller(args.model)
     engine = Engine(args.model, variant=args.variant, options=RuntimeOptions(intra_op_threads=args.threads))
@@ -38,7 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     if trailing:
         lines = lines[:-1]
     corrected = correct_texts(
-        engine, lines, args.decoding, args.batch_size, progress=sys.stderr.isatty(), speller=speller
+        engine,
+        lines,
+        args.decoding,
+        args.batch_size,
+        progress=sys.stderr.isatty(),
+        speller=speller,
+        keep_bias=args.keep_bias,
     )
     sys.stdout.write("\n".join(c.text for c in corrected) + ("\n" if trailing else ""))
     return 0

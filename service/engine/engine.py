@@ -33,7 +33,13 @@ __all__ = [
     "Hypothesis",
     "InputTooLongError",
     "StopCheck",
+    "takes_keep_bias",
 ]
+
+
+def takes_keep_bias(strategy: str) -> bool:
+    """Whether ``strategy`` decodes with a keep bias (``decoding.alignment``): greedy and aggressive decoding."""
+    return STRATEGIES[strategy].takes_keep_bias
 
 
 class Engine:
@@ -64,16 +70,18 @@ class Engine:
         strategy: str = "aggressive",
         params: DecodeParams | None = None,
         stop: StopCheck | None = None,
+        keep_biases: Sequence[float] | None = None,
     ) -> list[DecodeResult]:
-        """Decode ``sources``; ``stop`` is asked before every decoder pass and abandons the batch
-        (``DecodingStoppedError``) when it returns True."""
+        """Decode ``sources``, each with its keep bias (``decoding.alignment``; None: 0 for all); ``stop`` is asked
+        before every decoder pass and abandons the batch (``DecodingStoppedError``) when it returns True."""
         decoder = self.decoder(strategy, params, stop)  # bad settings raise even if every source is empty
         for source in sources:
             self.check_length(source)
         results: list[DecodeResult] = [empty_result() for _ in sources]
         work = [i for i, s in enumerate(sources) if len(s) > 0]
         if work:
-            decoded = decoder.run([list(sources[i]) for i in work])
+            biases = None if keep_biases is None else [keep_biases[i] for i in work]
+            decoded = decoder.run([list(sources[i]) for i in work], biases)
             for i, result in zip(work, decoded, strict=True):
                 results[i] = result
         return results

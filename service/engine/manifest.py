@@ -8,6 +8,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+# The keep bias (``decoding.alignment``) of each level a request may ask for, for a model whose manifest measured
+# none: the model as trained by default, and ``picky`` (LanguageTool's level) at the recall end.
+KEEP_BIAS_LEVELS = {"default": 0.0, "picky": -1.0}
+
 
 @dataclass
 class ModelManifest:
@@ -36,6 +40,8 @@ class ModelManifest:
     vocabulary: str | None = None  # the spelling stage's known words (``models.gec.vocabulary``); None: no stage
     # the spelling stage's ranking (``models.gec.spelling_model``); None: the closest known word, then the most frequent
     spelling_model: str | None = None
+    # the keep bias of each level (``KEEP_BIAS_LEVELS``'s names), measured on the dev sets for this model
+    keep_bias: dict[str, float] = field(default_factory=lambda: dict(KEEP_BIAS_LEVELS))
     files_sha256: dict[str, str] = field(default_factory=dict)
     verification: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)

@@ -16,7 +16,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from service.engine.decoding.types import DecodeParams
-from service.engine.engine import Engine
+from service.engine.engine import Engine, takes_keep_bias
 from service.engine.manifest import ModelManifest
 from service.text.language import language_identifier
 from service.text.spelling import Speller, spelling_files
@@ -37,10 +37,14 @@ def correct_texts(
     params: DecodeParams | None = None,
     progress: bool = False,
     speller: Speller | None = None,
+    keep_bias: float | None = None,
 ) -> list[Assembled]:
-    """Correct paragraphs (spelled first by ``speller`` if given); units of similar length are decoded together in
-    batches, and units the model does not read (other languages, text it cannot read) are not decoded, as in the
-    service. Each paragraph's correction, as the service assembles it (with what the guard dropped)."""
+    """Correct paragraphs (spelled first by ``speller`` if given), decoded with ``keep_bias`` (None: the model's
+    default level, as served); units of similar length are decoded together in batches, and units the model does not
+    read (other languages, text it cannot read) are not decoded, as in the service. Each paragraph's correction, as
+    the service assembles it (with what the guard dropped)."""
+    if keep_bias is None:
+        keep_bias = engine.manifest.keep_bias.get("default", 0.0) if takes_keep_bias(decoding) else 0.0
     spell = speller.corrections if speller is not None else None
     english = language_identifier().english_sentences
     plans: list[list[Unit]] = [plan_units(t, engine.codec, engine.max_source_tokens, spell, english) for t in texts]
@@ -55,7 +59,8 @@ def correct_texts(
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
         sources = [plans[flat[i][0]][flat[i][1]].tokens for i in chunk]
-        for i, result in zip(chunk, engine.generate(sources, decoding, params), strict=True):
+        biases = [keep_bias] * len(sources)
+        for i, result in zip(chunk, engine.generate(sources, decoding, params, keep_biases=biases), strict=True):
             outputs[i] = engine.codec.decode(result.tokens)
         bar.update(len(chunk))
     bar.close()

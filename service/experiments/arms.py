@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from service.engine.decoding.types import DecodeParams
+from service.engine.engine import takes_keep_bias
 
 __all__ = ["ALTERNATIVES_BACKEND", "BACKENDS", "TUNABLE", "Arm", "Backend", "UnknownArmError"]
 
@@ -55,10 +56,12 @@ BACKENDS: dict[str, Backend] = {
 
 ALTERNATIVES_BACKEND = "beam"  # requests asking for alternatives need an n-best list
 
-# Knobs an experiment arm may change, with what each must satisfy: its queue's batch size, and
-# decoding knobs (``DecodeParams`` fields).
+# Knobs an experiment arm may change, with what each must satisfy: its queue's batch size, its keep
+# bias (``service.engine.decoding.alignment``), and decoding knobs (``DecodeParams`` fields).
 TUNABLE: dict[str, str] = {
     "max_batch_size": "batching: sentences per batch in the arm's own queue (>= 1; default GECSERVE_MAX_BATCH_SIZE)",
+    "keep_bias": "greedy and aggressive decoding: the bias for keeping the writer's words (-5..5; default: the "
+    "model's, by the request's level); a request's options.keep_bias still overrides it",
     "max_draft": "aggressive decoding: draft tokens verified per pass (>= 1)",
     "pass_cost": "aggressive decoding: split a pass by block width where it saves more token positions (0 = off)",
     "num_beams": "beam search: beams kept (>= 1)",
@@ -66,6 +69,8 @@ TUNABLE: dict[str, str] = {
     "relaxed_top_k": "aggressive decoding: accept draft tokens within the top k (1 = exact)",
     "min_block": "aggressive decoding: draft tokens always accepted per pass (0 = exact)",
 }
+
+_NOT_DECODE_PARAMS = ("max_batch_size", "keep_bias")  # tunable, but not settings of the decoder
 
 
 class UnknownArmError(ValueError):
@@ -91,6 +96,8 @@ class Arm:
         unknown = [key for key, _ in self.overrides if key not in TUNABLE]
         if unknown:
             raise ValueError(f"arm {self.name!r}: {', '.join(unknown)} cannot be tuned; tunable: {', '.join(TUNABLE)}")
+        if self.keep_bias is not None and not takes_keep_bias(self.strategy):
+            raise ValueError(f"arm {self.name!r}: {self.strategy} decoding takes no keep_bias")
 
     @classmethod
     def of_backend(cls, name: str) -> Arm:
@@ -105,8 +112,13 @@ class Arm:
 
     @property
     def params(self) -> DecodeParams:
-        decoding = {key: value for key, value in self.overrides if key != "max_batch_size"}
+        decoding = {key: value for key, value in self.overrides if key not in _NOT_DECODE_PARAMS}
         return replace(BACKENDS[self.backend].params, **decoding)
+
+    @property
+    def keep_bias(self) -> float | None:
+        """The arm's own keep bias, or None for the model's (by the request's level)."""
+        return dict(self.overrides).get("keep_bias")
 
     @property
     def max_batch_size(self) -> int | None:

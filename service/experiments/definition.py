@@ -29,6 +29,7 @@ from typing import Annotated
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from service.engine.engine import takes_keep_bias
 from service.experiments.arms import BACKENDS, TUNABLE, Arm
 
 __all__ = [
@@ -67,6 +68,8 @@ class ArmDefinition(BaseModel):
         unknown = sorted(set(self.params) - set(TUNABLE))
         if unknown:
             raise ValueError(f"params {', '.join(unknown)} cannot be tuned; tunable: {', '.join(TUNABLE)}")
+        if "keep_bias" in self.params and not takes_keep_bias(BACKENDS[backend].strategy):
+            raise ValueError(f"backend {backend!r} decodes with {BACKENDS[backend].strategy}, which takes no keep_bias")
         return self
 
     @field_validator("params")
@@ -77,12 +80,14 @@ class ArmDefinition(BaseModel):
                 raise ValueError(f"{key} must be a whole number >= {0 if key == 'min_block' else 1}")
         if params.get("pass_cost", 0) < 0:
             raise ValueError("pass_cost must be >= 0")
+        if not -5 <= params.get("keep_bias", 0) <= 5:
+            raise ValueError("keep_bias must be between -5 and 5")
         return params
 
     def arm(self) -> Arm:
         overrides = tuple(
             sorted(
-                (key, value if key in ("length_penalty", "pass_cost") else int(value))
+                (key, float(value) if key in ("length_penalty", "pass_cost", "keep_bias") else int(value))
                 for key, value in self.params.items()
             )
         )

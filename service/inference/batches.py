@@ -46,7 +46,13 @@ def decode_batch(engine: Engine, jobs: Sequence[Job], strategy: str, params: Dec
     so only the jobs that fail by themselves get the exception and the others their results."""
     started = time.monotonic()
     try:
-        results = engine.generate([job.tokens for job in jobs], strategy, params, stop=lambda: _all_expired(jobs))
+        results = engine.generate(
+            [job.tokens for job in jobs],
+            strategy,
+            params,
+            stop=lambda: _all_expired(jobs),
+            keep_biases=[job.keep_bias for job in jobs],
+        )
     except DecodingStoppedError as error:
         abandoned = DeadlineExceededError(f"abandoned while decoding: every caller was past its deadline ({error})")
         return [abandoned] * len(jobs)

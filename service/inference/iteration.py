@@ -92,7 +92,7 @@ class IterationBatch:
         if readable:
             rows = len(self._held) + len(readable)
             try:
-                handles = self._decoder.join([job.tokens for job in readable])
+                handles = self._decoder.join([job.tokens for job in readable], [job.keep_bias for job in readable])
             except Exception as error:  # the encoder failed on these: each alone, as a closed batch
                 log.warning("joining %d jobs failed (%s); decoding them one by one", len(readable), error)
                 return outcomes + [

@@ -11,8 +11,8 @@ waiter depends on nothing but the decode's own result: when the request that sub
 times out or goes away before the sentence is decoded, each waiter submits the sentence again with
 its own deadline and priority (the first to do so leads, the others wait for it).
 
-Cache keys hold the model, its version and variant, the arm's decoding (strategy and parameters)
-and the sentence the model reads (normalised and spelled), so a new model version or another
+Cache keys hold the model, its version and variant, the arm's decoding (strategy and parameters), the
+keep bias and the sentence the model reads (normalised and spelled), so a new model version or another
 decoding never reads an old entry.
 """
 
@@ -95,17 +95,17 @@ class SentenceDispatcher:
         self.max_queue = max_queue
         self._flights: dict[str, _Flight] = {}  # by cache key: the sentences being decoded now
 
-    def cache_key(self, arm: Arm, text: str) -> str:
-        return f"{self.model_key}\x1f{arm.strategy}\x1f{arm.params!r}\x1f{text}"
+    def cache_key(self, arm: Arm, keep_bias: float, text: str) -> str:
+        return f"{self.model_key}\x1f{arm.strategy}\x1f{arm.params!r}\x1f{keep_bias!r}\x1f{text}"
 
     async def decode(
-        self, arm: Arm, units: Sequence[Unit], priority: Priority, deadline: float, timings: Timings
+        self, arm: Arm, keep_bias: float, units: Sequence[Unit], priority: Priority, deadline: float, timings: Timings
     ) -> list[list[str]]:
-        """Each unit's outputs, best first (one unless the arm returns an n-best list)."""
+        """Each unit's outputs, best first (one unless the arm returns an n-best list), decoded with ``keep_bias``."""
         outputs: list[list[str] | None] = [None if unit.decoded_by_model else [unit.text] for unit in units]
         todo = [i for i, out in enumerate(outputs) if out is None]
         started = time.monotonic()
-        keys = {i: self.cache_key(arm, units[i].text) for i in todo}
+        keys = {i: self.cache_key(arm, keep_bias, units[i].text) for i in todo}
         cached = await self.cache.get_many([keys[i] for i in todo])
         timings.cache = time.monotonic() - started
         misses: dict[str, list[int]] = {}  # the tokens of each distinct sentence to decode, by key
@@ -114,14 +114,20 @@ class SentenceDispatcher:
                 misses.setdefault(keys[i], units[i].tokens)
             else:
                 outputs[i] = json.loads(value)
-        decoded = await self._decode_misses(arm, misses, priority, deadline, timings) if misses else {}
+        decoded = await self._decode_misses(arm, keep_bias, misses, priority, deadline, timings) if misses else {}
         for i in todo:
             if outputs[i] is None:
                 outputs[i] = decoded[keys[i]]
         return [out if out is not None else [] for out in outputs]
 
     async def _decode_misses(
-        self, arm: Arm, misses: dict[str, list[int]], priority: Priority, deadline: float, timings: Timings
+        self,
+        arm: Arm,
+        keep_bias: float,
+        misses: dict[str, list[int]],
+        priority: Priority,
+        deadline: float,
+        timings: Timings,
     ) -> dict[str, list[str]]:
         """The outputs of each sentence of ``misses`` (tokens by key): waited for where another request is
         decoding it at this priority or a more urgent one, else submitted (and waited for by others), and
@@ -141,7 +147,7 @@ class SentenceDispatcher:
             if joined:
                 self.metrics.shared_sentences(arm.queue, len(joined))
             joined_at = time.monotonic()
-            lead = self._lead(arm, {key: remaining[key] for key in led}, led, priority, deadline, timings)
+            lead = self._lead(arm, keep_bias, {key: remaining[key] for key in led}, led, priority, deadline, timings)
             mine, *theirs = await asyncio.gather(lead, *(asyncio.shield(flight.done) for flight in joined.values()))
             decoded.update(mine)
             for key, result in zip(joined, theirs, strict=True):
@@ -156,6 +162,7 @@ class SentenceDispatcher:
     async def _lead(
         self,
         arm: Arm,
+        keep_bias: float,
         tokens: dict[str, list[int]],
         flights: dict[str, _Flight],
         priority: Priority,
@@ -167,7 +174,10 @@ class SentenceDispatcher:
         if not tokens:
             return {}
         try:
-            jobs = [Job(tokens=t, arm=arm.queue, priority=priority, deadline=deadline) for t in tokens.values()]
+            jobs = [
+                Job(tokens=t, arm=arm.queue, priority=priority, deadline=deadline, keep_bias=keep_bias)
+                for t in tokens.values()
+            ]
             outcomes = await self._submit(self.queues.get(arm), arm.name, jobs)
             decoded, stored = {}, []
             for (key, flight), job, outcome in zip(flights.items(), jobs, outcomes, strict=True):

@@ -25,8 +25,9 @@ from typing import Any, TypeVar
 from service.batching import Priority
 from service.config import Settings
 from service.engine.decoding.types import DecodeParams
-from service.engine.manifest import ModelManifest
-from service.experiments.arms import UnknownArmError
+from service.engine.engine import takes_keep_bias
+from service.engine.manifest import KEEP_BIAS_LEVELS, ModelManifest
+from service.experiments.arms import Arm, UnknownArmError
 from service.experiments.manager import ExperimentManager, Route
 from service.observability.logging import log_request
 from service.observability.metrics import NO_EXPERIMENT, Metrics
@@ -239,6 +240,12 @@ class Pipeline:
                 f"options.alternatives needs an arm that returns an n-best list, such as 'beam'; arm "
                 f"{routed.arm.name!r} returns one correction (leave the arm unset to be served by 'beam')"
             )
+        if request.keep_bias is not None and not takes_keep_bias(routed.arm.strategy):
+            raise InvalidRequestError(
+                f"options.keep_bias needs greedy or aggressive decoding; arm {routed.arm.name!r} decodes with "
+                f"{routed.arm.strategy}"
+            )
+        keep_bias = self.keep_bias(routed.arm, request.level, request.keep_bias)
         priority = self._priority(request.texts)
         self.dispatcher.check_admission(routed.arm, priority, deadline)
         timings = record.timings
@@ -246,7 +253,7 @@ class Pipeline:
         plans = await self.preprocessor.plan(request.texts, request.spelling)
         timings.preprocess = time.monotonic() - started
         flat = [unit for units in plans for unit in units]
-        decoded = await self.dispatcher.decode(routed.arm, flat, priority, deadline, timings)
+        decoded = await self.dispatcher.decode(routed.arm, keep_bias, flat, priority, deadline, timings)
 
         post_started = time.monotonic()
         corrections, position = [], 0
@@ -268,11 +275,23 @@ class Pipeline:
         timings.postprocess = time.monotonic() - post_started
         timings.total = time.monotonic() - started
         if routed.shadow is not None:
-            self.shadow.schedule(routed, flat, [texts[0] for texts in decoded])
+            shadow_bias = self.keep_bias(routed.shadow, request.level, request.keep_bias)
+            self.shadow.schedule(routed, shadow_bias, flat, [texts[0] for texts in decoded])
         name, version = self.model_info
         return CorrectResult(
             corrections, name, version, routed.arm.name, routed.arm.backend, routed.experiment, timings
         )
+
+    def keep_bias(self, arm: Arm, level: str, requested: float | None) -> float:
+        """The keep bias ``arm`` decodes a request with: the request's own, else the arm's, else the model's for the
+        request's ``level``; 0 for an arm whose decoding takes none."""
+        if not takes_keep_bias(arm.strategy):
+            return 0.0
+        if requested is not None:
+            return requested
+        if arm.keep_bias is not None:
+            return arm.keep_bias
+        return self.manifest.keep_bias.get(level, KEEP_BIAS_LEVELS[level])
 
     @staticmethod
     def _edit_out(edit: TypedEdit, index: Utf16Index | None, alternatives: int) -> EditOut:

@@ -38,18 +38,19 @@ class ShadowComparer:
         self.timeout_s = timeout_s
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def schedule(self, route: Route, units: Sequence[Unit], served: Sequence[str]) -> None:
-        """Compare ``route.shadow``'s outputs for ``units`` with the ``served`` ones, in the background."""
-        task = asyncio.create_task(self._run(route, list(units), list(served)), name="shadow")
+    def schedule(self, route: Route, keep_bias: float, units: Sequence[Unit], served: Sequence[str]) -> None:
+        """Compare ``route.shadow``'s outputs for ``units`` (decoded with ``keep_bias``) with the ``served`` ones, in
+        the background."""
+        task = asyncio.create_task(self._run(route, keep_bias, list(units), list(served)), name="shadow")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _run(self, route: Route, units: list[Unit], served: list[str]) -> None:
+    async def _run(self, route: Route, keep_bias: float, units: list[Unit], served: list[str]) -> None:
         assert route.shadow is not None and route.experiment is not None
         await asyncio.sleep(0)  # let the answer go out first
         try:
             outputs = await self.dispatcher.decode(
-                route.shadow, units, Priority.SHADOW, time.monotonic() + self.timeout_s, Timings()
+                route.shadow, keep_bias, units, Priority.SHADOW, time.monotonic() + self.timeout_s, Timings()
             )
         except RequestError as error:
             self.metrics.shadow_drop(route.experiment, error.reason)

@@ -15,6 +15,8 @@ class CorrectRequest:
     arm: str | None = None  # an override: options.backend, the X-Gecserve-Arm header or gRPC metadata
     alternatives: int = 0
     spelling: bool = True  # the spelling stage (where the model ships a vocabulary)
+    level: str = "default"  # the model's named keep bias (ModelManifest.keep_bias): "default" or "picky"
+    keep_bias: float | None = None  # a keep bias of its own instead of the level's
     user_id: str | None = None
     session_id: str | None = None
 

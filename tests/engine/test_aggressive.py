@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from models.fixture import clean_sentence, corrupt
-from service.engine.decoding.aggressive import _anchors, realign
+from service.engine.decoding.alignment import anchors_of, realign
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import InputTooLongError
 from tests.engine.conftest import SENTENCES, engine_for
@@ -86,7 +86,7 @@ def test_aggressive_uses_fewer_passes_than_greedy(engine) -> None:
 
 
 def test_realign_needs_a_unique_ngram() -> None:
-    anchors = _anchors([5, 6, 7, 5, 8])
+    anchors = anchors_of([5, 6, 7, 5, 8])
     assert realign([9, 6], anchors) == 2  # "6" occurs once: resume after it
     assert realign([9, 5], anchors) is None  # "5" occurs twice, "9 5" never
     assert realign([7, 5], anchors) == 4  # the 2-gram "7 5" is unique

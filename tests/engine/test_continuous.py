@@ -1,5 +1,6 @@
 """Iteration-level batching: sources that join, leave and are dropped between passes decode to
-exactly what each decodes alone, for every strategy (aggressive with and without split passes)."""
+exactly what each decodes alone, for every strategy (aggressive with and without split passes), each
+source with its own keep bias where the strategy takes one."""
 
 from __future__ import annotations
 
@@ -44,7 +45,9 @@ def test_joining_and_leaving_rows_decode_as_alone(data, texts, variant, strategy
     sources = [s[: engine.max_source_tokens] for s in engine.codec.encode_batch(texts) if s]
     if not sources:
         return
-    alone = {i: engine.generate([s], strategy, params)[0] for i, s in enumerate(sources)}
+    biased = strategy in ("greedy", "aggressive")
+    biases = [data.draw(st.floats(-3, 3), label="keep bias") if biased else 0.0 for _ in sources]
+    alone = {i: engine.generate([s], strategy, params, keep_biases=[biases[i]])[0] for i, s in enumerate(sources)}
     decoder = engine.decoder(strategy, params)
     waiting = list(range(len(sources)))
     owner: dict[int, int] = {}
@@ -53,7 +56,8 @@ def test_joining_and_leaving_rows_decode_as_alone(data, texts, variant, strategy
     while waiting or decoder.active:
         joining = data.draw(st.integers(0 if decoder.active else 1, len(waiting)), label="join") if waiting else 0
         picked, waiting = waiting[:joining], waiting[joining:]
-        for handle, index in zip(decoder.join([sources[i] for i in picked]), picked, strict=True):
+        handles = decoder.join([sources[i] for i in picked], [biases[i] for i in picked])
+        for handle, index in zip(handles, picked, strict=True):
             owner[handle] = index
         running = sorted({h for h in decoder.handles if h is not None})
         if len(running) > 1 and data.draw(st.booleans(), label="drop one"):
@@ -66,8 +70,8 @@ def test_joining_and_leaving_rows_decode_as_alone(data, texts, variant, strategy
     assert not set(finished) & dropped
     for index, result in finished.items():
         _same(result, alone[index], variant)
-    if strategy in ("greedy", "aggressive"):
-        greedy = {i: engine.generate([sources[i]], "greedy")[0].tokens for i in finished}
+    if biased:
+        greedy = {i: engine.generate([sources[i]], "greedy", keep_biases=[biases[i]])[0].tokens for i in finished}
         assert {i: r.tokens for i, r in finished.items()} == greedy
 
 

@@ -15,13 +15,17 @@ class CountingEngine:
 
     def __init__(self, engine: Engine) -> None:
         self.engine, self.batches = engine, []
-        self.codec, self.max_source_tokens = engine.codec, engine.max_source_tokens
+        self.codec, self.max_source_tokens, self.manifest = engine.codec, engine.max_source_tokens, engine.manifest
 
     def generate(
-        self, sources: Sequence[Sequence[int]], strategy: str, params: DecodeParams | None = None
+        self,
+        sources: Sequence[Sequence[int]],
+        strategy: str,
+        params: DecodeParams | None = None,
+        keep_biases: Sequence[float] | None = None,
     ) -> list[DecodeResult]:
         self.batches.append(len(sources))
-        return self.engine.generate(sources, strategy, params)
+        return self.engine.generate(sources, strategy, params, keep_biases=keep_biases)
 
 
 def test_paragraphs_in_order_and_only_what_the_model_reads_is_decoded(engine: Engine) -> None:

@@ -54,6 +54,12 @@ def test_arms_run_their_backend_with_changed_knobs(tmp_path: Path) -> None:
     )
     assert (small.max_batch_size, small.queue, small.params) == (4, "slow", BACKENDS["accelerated"].params)
     assert Arm.of_backend("accelerated").max_batch_size is None
+    picky = load_experiment(
+        write(tmp_path, GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {keep_bias: -0.5},"))
+    )
+    eager = picky.arms[1].arm()
+    assert (eager.keep_bias, eager.queue, eager.params) == (-0.5, "slow", BACKENDS["accelerated"].params)
+    assert Arm.of_backend("accelerated").keep_bias is None
 
 
 @pytest.mark.parametrize(
@@ -66,6 +72,8 @@ def test_arms_run_their_backend_with_changed_knobs(tmp_path: Path) -> None:
         (GOOD.replace("backend: autoregressive,", "backend: autoregressive, params: {beam_width: 2},"), "beam_width"),
         (GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {max_draft: 0.5},"), "max_draft"),
         (GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {pass_cost: -1},"), "pass_cost"),
+        (GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {keep_bias: 6},"), "keep_bias"),
+        (GOOD.replace("backend: autoregressive,", "backend: beam, params: {keep_bias: 1},"), "keep_bias"),
         (
             GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {max_batch_size: 0},"),
             "max_batch_size",

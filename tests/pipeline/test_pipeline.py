@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from service.config import Settings
+from service.experiments.arms import Arm
 from service.pipeline.errors import PayloadTooLargeError, UnknownArmRequestError
 from service.pipeline.pipeline import Pipeline
 from service.pipeline.types import CorrectRequest, GenerateRequest
@@ -93,3 +94,37 @@ def test_text_the_model_cannot_read_never_reaches_a_queue() -> None:
     assert [c.text for c in result.corrections] == texts
     assert all(c.edits == [] for c in result.corrections)
     assert batches == WARMUP_ROUNDS + 1  # the warm-up's batches only
+
+
+def test_the_keep_bias_decodes_anew_and_is_cached_apart() -> None:
+    """The same sentence with another keep bias is decoded, not read from the cache; each answer is then cached."""
+
+    async def body(pipeline: Pipeline):
+        text = "i saw a apple yesterday"
+        answers = [
+            await pipeline.correct(CorrectRequest([text], single=True, keep_bias=bias)) for bias in (None, 1000.0)
+        ]
+        again = await pipeline.correct(CorrectRequest([text], single=True, keep_bias=1000.0))
+        return text, answers, again
+
+    text, (default, kept), again = asyncio.run(with_pipeline(settings(), body))
+    assert default.corrections[0].text != text
+    assert kept.corrections[0].text == text and not kept.corrections[0].edits
+    assert kept.timings.inference > 0  # decoded, although the default's output was cached
+    assert again.corrections[0].text == text and again.timings.inference == 0
+
+
+def test_the_keep_bias_is_the_request_s_else_the_arm_s_else_the_model_s_level() -> None:
+    async def body(pipeline: Pipeline):
+        accelerated, beam = Arm.of_backend("accelerated"), Arm.of_backend("beam")
+        eager = Arm("eager", "accelerated", (("keep_bias", -0.5),))
+        levels = pipeline.manifest.keep_bias
+        return [
+            pipeline.keep_bias(accelerated, "default", None) == levels["default"],
+            pipeline.keep_bias(accelerated, "picky", None) == levels["picky"],
+            pipeline.keep_bias(eager, "picky", None) == -0.5,
+            pipeline.keep_bias(eager, "default", 2.0) == 2.0,
+            pipeline.keep_bias(beam, "picky", None) == 0.0,  # beam search takes none
+        ]
+
+    assert all(asyncio.run(with_pipeline(settings(), body)))

@@ -7,14 +7,18 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class CorrectOptions(_message.Message):
-    __slots__ = ("backend", "alternatives", "spelling")
+    __slots__ = ("backend", "alternatives", "spelling", "level", "keep_bias")
     BACKEND_FIELD_NUMBER: _ClassVar[int]
     ALTERNATIVES_FIELD_NUMBER: _ClassVar[int]
     SPELLING_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    KEEP_BIAS_FIELD_NUMBER: _ClassVar[int]
     backend: str
     alternatives: int
     spelling: bool
-    def __init__(self, backend: _Optional[str] = ..., alternatives: _Optional[int] = ..., spelling: _Optional[bool] = ...) -> None: ...
+    level: str
+    keep_bias: float
+    def __init__(self, backend: _Optional[str] = ..., alternatives: _Optional[int] = ..., spelling: _Optional[bool] = ..., level: _Optional[str] = ..., keep_bias: _Optional[float] = ...) -> None: ...
 
 class ClientInfo(_message.Message):
     __slots__ = ("user_id", "session_id")

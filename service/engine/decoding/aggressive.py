@@ -4,9 +4,9 @@ The draft is the source itself. One pass feeds a row's pending token plus the re
 draft; the longest prefix where the model's argmax equals the draft is accepted, plus the
 model's own token at the first mismatch (its inputs were all correct, so it is what greedy
 would produce). After a mismatch the row decodes one token per pass until its last 1-3
-output tokens match a unique n-gram of the source, then drafts again from just after it.
-Every accepted token is the argmax given exactly the greedy prefix, so the output is
-token-for-token the greedy output.
+output tokens match a unique n-gram of the source, then drafts again from just after it
+(``alignment``). Every accepted token is the argmax given exactly the greedy prefix, so the output
+is token-for-token the greedy output; with a keep bias, greedy's output under the same bias.
 
 Relaxed verification (Stern et al., 2018) is opt-in: ``relaxed_top_k`` accepts a draft token
 that is within the model's top-k, ``min_block`` always accepts that many draft tokens. Both
@@ -20,42 +20,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from service.engine.decoding.alignment import Alignment
 from service.engine.decoding.continuous import ContinuousDecoder
 from service.engine.decoding.types import DecodeParams, DecodeResult, top_gap
 from service.engine.model import pad_rows
 
-MAX_ANCHOR = 3
 CPU_PASS_COST = 16.0  # DecodeParams.pass_cost on a CPU, measured (README, Tuning)
 
 
 @dataclass
 class _Row:
-    draft: list[int]  # source content + </s>
-    anchors: dict[tuple[int, ...], list[int]]  # n-gram of the source -> end positions
+    align: Alignment  # the draft: the source and </s>, where the output stands in it, the keep bias
     limit: int
     pending: list[int]  # tokens whose keys/values are not in the cache yet
-    pointer: int | None = 0  # next draft index when aligned, else None
     result: DecodeResult = field(default_factory=lambda: DecodeResult(tokens=[]))
-
-
-def _anchors(content: Sequence[int]) -> dict[tuple[int, ...], list[int]]:
-    table: dict[tuple[int, ...], list[int]] = {}
-    for n in range(1, MAX_ANCHOR + 1):
-        for end in range(n, len(content) + 1):
-            table.setdefault(tuple(content[end - n : end]), []).append(end)
-    return table
-
-
-def realign(output: Sequence[int], anchors: dict[tuple[int, ...], list[int]]) -> int | None:
-    """Draft index just after a unique source n-gram equal to the output's last 1-3 tokens.
-
-    Longer suffixes are tried first; None when no suffix has exactly one occurrence.
-    """
-    for n in range(min(MAX_ANCHOR, len(output)), 0, -1):
-        ends = anchors.get(tuple(output[-n:]))
-        if ends is not None and len(ends) == 1:
-            return ends[0]
-    return None
 
 
 def _accepts(params: DecodeParams, position_logits: np.ndarray, argmax: int, token: int, index: int) -> bool:
@@ -88,25 +66,24 @@ def split_blocks(widths: Sequence[int], pass_cost: float) -> list[list[int]]:
 class AggressiveDecoder(ContinuousDecoder[_Row]):
     """Each pass verifies every row's draft and keeps the longest prefix greedy would produce."""
 
-    def new_rows(self, source: Sequence[int]) -> list[_Row]:
+    takes_keep_bias = True
+
+    def new_rows(self, source: Sequence[int], keep_bias: float) -> list[_Row]:
         m = self.manifest
-        row = _Row(
-            draft=[*source, m.eos_token_id],
-            anchors=_anchors(source),
-            limit=self.limit(source),
-            pending=list(m.decoder_prefix_ids),
-        )
-        return [row]
+        align = Alignment([*source, m.eos_token_id], keep_bias)
+        return [_Row(align, self.limit(source), list(m.decoder_prefix_ids))]
 
     def advance(self) -> list[int]:
         params, m = self.params, self.manifest
         busy = self.busy()
         if not busy:
             return []
+        busy_rows = dict(busy)
         blocks: list[list[int]] = [[] for _ in self.rows]  # free slots: nothing
         for slot, row in busy:
             room = row.limit - len(row.result.tokens) - 1  # leave room for the model's own token
-            drafted = [] if row.pointer is None else row.draft[row.pointer : row.pointer + min(room, params.max_draft)]
+            pointer = row.align.pointer
+            drafted = [] if pointer is None else row.align.draft[pointer : pointer + min(room, params.max_draft)]
             blocks[slot] = row.pending + drafted
         before = self.state.lengths.copy()
         logits: dict[int, np.ndarray] = {}
@@ -115,6 +92,10 @@ class AggressiveDecoder(ContinuousDecoder[_Row]):
             tokens, counts = pad_rows([blocks[slot] for slot in group], m.pad_token_id)
             rows = None if len(group) == len(self.rows) else np.array(group, dtype=np.int64)
             out = self.state.step(tokens, counts, rows)
+            for j, slot in enumerate(group):
+                row = busy_rows.get(slot)
+                if row is not None:  # the keep bias at the positions predicting the draft and the token after it
+                    row.align.lean(out[j, len(row.pending) - 1 :], len(blocks[slot]) - len(row.pending) + 1)
             best = out.argmax(-1)
             for j, slot in enumerate(group):
                 logits[slot], chosen[slot] = out[j], best[j]
@@ -146,12 +127,9 @@ class AggressiveDecoder(ContinuousDecoder[_Row]):
                 done.append(slot)
                 continue
             row.pending = [result.tokens[-1]]
-            if row.pointer is not None and matched == len(drafted):
-                row.pointer += matched
-                if row.pointer < len(row.draft) and row.draft[row.pointer] == result.tokens[-1]:
-                    row.pointer += 1
-                    continue
-            row.pointer = realign(result.tokens, row.anchors)
+            if row.align.pointer is not None:
+                row.align.pointer += matched  # at the draft token the model's own token is checked against
+            row.align.follow(result.tokens)
         self.state.truncate(lengths)
         return done
 

@@ -170,7 +170,7 @@ class BeamDecoder(ContinuousDecoder[_Beam]):
             offset=len(m.decoder_prefix_ids) - 1,
         )
 
-    def new_rows(self, source: Sequence[int]) -> list[_Beam]:
+    def new_rows(self, source: Sequence[int], keep_bias: float) -> list[_Beam]:
         state = _Source(limit=self.limit(source), beams=[[]], scores=np.zeros(1))
         prefix = list(self.manifest.decoder_prefix_ids)
         return [_Beam(state, index, prefix) for index in range(self.params.num_beams)]

@@ -39,6 +39,8 @@ RowT = TypeVar("RowT", bound=_Row)
 class ContinuousDecoder(Generic[RowT]):
     """The slots of one decoder state, in state order: a row's state and its caller's handle, or None."""
 
+    takes_keep_bias = False  # follows each output's alignment with its source (``alignment``)
+
     def __init__(self, model: Seq2SeqModel, params: DecodeParams, stop: StopCheck | None = None) -> None:
         self.model = model
         self.params = params
@@ -59,11 +61,15 @@ class ContinuousDecoder(Generic[RowT]):
         """``(slot, row)`` of every row still decoding."""
         return [(i, row) for i, row in enumerate(self.rows) if row is not None]
 
-    def join(self, sources: Sequence[Sequence[int]]) -> list[int]:
-        """Add non-empty ``sources``, each as the rows ``new_rows`` makes; one handle per source, in order."""
+    def join(self, sources: Sequence[Sequence[int]], keep_biases: Sequence[float] | None = None) -> list[int]:
+        """Add non-empty ``sources``, each as the rows ``new_rows`` makes with its keep bias (``alignment``; 0 when
+        ``keep_biases`` is None); one handle per source, in order."""
         if not sources:
             return []
-        new = [self.new_rows(source) for source in sources]
+        biases = [0.0] * len(sources) if keep_biases is None else keep_biases
+        if not self.takes_keep_bias and any(biases):
+            raise ValueError(f"{type(self).__name__} takes no keep bias (greedy and aggressive decoding do)")
+        new = [self.new_rows(source, bias) for source, bias in zip(sources, biases, strict=True)]
         owners = [index for index, rows in enumerate(new) for _ in rows]
         free = [i for i, handle in enumerate(self.handles) if handle is None][: len(owners)]
         slots = free + list(range(len(self.rows), len(self.rows) + len(owners) - len(free)))
@@ -105,11 +111,11 @@ class ContinuousDecoder(Generic[RowT]):
             self._open.pop(handle, None)
         self._compact()
 
-    def run(self, sources: Sequence[Sequence[int]]) -> list[DecodeResult]:
+    def run(self, sources: Sequence[Sequence[int]], keep_biases: Sequence[float] | None = None) -> list[DecodeResult]:
         """A closed batch: decode every source to the end."""
         if self._stop is not None and self._stop():
             raise DecodingStoppedError("stopped before encoding")
-        handles = self.join(sources)
+        handles = self.join(sources, keep_biases)
         results: dict[int, DecodeResult] = {}
         while self.active:
             results.update(self.step())
@@ -145,8 +151,9 @@ class ContinuousDecoder(Generic[RowT]):
 
     # -- what a strategy defines ------------------------------------------------------------
 
-    def new_rows(self, source: Sequence[int]) -> list[RowT]:
-        """The rows a joining source decodes in (their caches start empty), sharing one ``result``."""
+    def new_rows(self, source: Sequence[int], keep_bias: float) -> list[RowT]:
+        """The rows a joining source decodes in (their caches start empty), sharing one ``result``; ``keep_bias``
+        is 0 unless the strategy ``takes_keep_bias``."""
         raise NotImplementedError
 
     def advance(self) -> list[int]:

@@ -1,10 +1,15 @@
-"""Greedy decoding, batched: the autoregressive baseline, one token per row per pass."""
+"""Greedy decoding, batched: the autoregressive baseline, one token per row per pass.
+
+With a keep bias, each row follows its alignment with the source (``alignment``) and the token it would copy
+next gains the bias before the argmax: the same rule aggressive decoding verifies its drafts with.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from service.engine.decoding.alignment import Alignment
 from service.engine.decoding.continuous import ContinuousDecoder
 from service.engine.decoding.types import DecodeResult, top_gap
 
@@ -14,19 +19,26 @@ class _Row:
     limit: int
     feed: list[int]  # tokens for the next pass: the decoder prefix, then the last token
     result: DecodeResult
+    align: Alignment | None  # followed only with a keep bias
 
 
 class GreedyDecoder(ContinuousDecoder[_Row]):
     """Each pass feeds every row its last token and appends the argmax."""
 
-    def new_rows(self, source: Sequence[int]) -> list[_Row]:
-        return [_Row(self.limit(source), list(self.manifest.decoder_prefix_ids), DecodeResult(tokens=[]))]
+    takes_keep_bias = True
+
+    def new_rows(self, source: Sequence[int], keep_bias: float) -> list[_Row]:
+        align = Alignment([*source, self.manifest.eos_token_id], keep_bias) if keep_bias else None
+        return [_Row(self.limit(source), list(self.manifest.decoder_prefix_ids), DecodeResult(tokens=[]), align)]
 
     def advance(self) -> list[int]:
         busy = self.busy()
         if not busy:
             return []
         last = self.last_logits([(slot, row.feed) for slot, row in busy])
+        for slot, row in busy:
+            if row.align is not None:
+                row.align.lean(last[slot : slot + 1], 1)
         chosen = last.argmax(-1)
         done = []
         for slot, row in busy:
@@ -41,6 +53,8 @@ class GreedyDecoder(ContinuousDecoder[_Row]):
                 continue
             result.tokens.append(token)
             row.feed = [token]
+            if row.align is not None:
+                row.align.follow(result.tokens)
             if len(result.tokens) >= row.limit:
                 result.finished = False
                 done.append(slot)

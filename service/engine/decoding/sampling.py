@@ -139,7 +139,7 @@ class SampleDecoder(ContinuousDecoder[_Sample]):
         check_sampling_params(params)
         super().__init__(model, params, stop)
 
-    def new_rows(self, source: Sequence[int]) -> list[_Sample]:
+    def new_rows(self, source: Sequence[int], keep_bias: float) -> list[_Sample]:
         state = _Source(_generator(self.params, source), running=self.params.num_return_sequences)
         prefix = list(self.manifest.decoder_prefix_ids)
         state.samples = [_Sample(state, index, self.limit(source), prefix) for index in range(state.running)]
