@@ -54,6 +54,11 @@ class Settings(BaseSettings):
         description="spelling stage before the model (where the model ships a vocabulary); `options.spelling: false` "
         "turns it off per request",
     )
+    lm_review: bool = Field(
+        True,
+        description="the n-gram language model's review of each correction (where the model ships one): it vetoes "
+        "edits that make a sentence much less likely and adds article and preposition edits",
+    )
     max_batch_size: int | None = Field(
         None,
         ge=1,
@@ -222,7 +227,7 @@ def check_model(
 ) -> None:
     """``SettingError`` unless ``model_path`` is a model folder whose manifest reads, ``model_variant`` (when set)
     is one of its variants, and the files it names are there: the tokenizer, the variant's graphs where this
-    process ``decodes``, the spelling stage's where it ``preprocesses`` with spelling on."""
+    process ``decodes``, the spelling stage's and the language model's where it ``preprocesses`` with them on."""
     from service.engine.manifest import ModelManifest  # the engine's reading of manifest.json
 
     flags = flags or {}
@@ -245,6 +250,8 @@ def check_model(
         needed += manifest.variants[variant].values()
     if preprocesses and settings.spelling:
         needed += [manifest.vocabulary, manifest.spelling_model]
+    if preprocesses and settings.lm_review:
+        needed.append(manifest.language_model)
     missing = [file for file in needed if file is not None and not (path / file).is_file()]
     if missing:
         raise SettingError(f"{where}: {path} lacks {', '.join(missing)}, named by its manifest.json")

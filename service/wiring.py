@@ -27,6 +27,7 @@ from service.engine.allocator import IdleRelease, keep_freed_blocks
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
+from service.engine.offline import model_review
 from service.engine.runtime import RuntimeOptions
 from service.experiments.arms import BACKENDS, Arm
 from service.experiments.definition import load_experiment
@@ -174,7 +175,8 @@ class Gateway:
         await queues.start()
         model_key = f"{manifest.name}\x1f{manifest.version}\x1f{variant}"
         codec = self.preprocessor.codec
-        dispatcher = SentenceDispatcher(queues, self.cache, codec, metrics, model_key, settings.max_queue)
+        review = await asyncio.to_thread(model_review, settings.model_path) if settings.lm_review else None
+        dispatcher = SentenceDispatcher(queues, self.cache, codec, metrics, model_key, settings.max_queue, review)
         self.shadow = ShadowComparer(dispatcher, pipeline.experiments, metrics, settings.shadow_timeout_s)
         await pipeline.experiments.open(load_experiment(settings.experiment) if settings.experiment else None)
         if local is not None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from models.gec.language_model import ship_language_model
 from models.gec.spelling_model import ship_spelling_model
 from models.gec.vocabulary import ship_vocabulary
 
@@ -47,6 +48,23 @@ def copy_with_vocabulary(model: Path, out: Path, corpus: str = SPELLING_CORPUS) 
         handle.write(corpus + "\n")
     ship_vocabulary(out, data, min_count=2)
     ship_spelling_model(out, data, min_count=1)
+    return out
+
+
+def copy_with_language_model(model: Path, out: Path, corpus: str) -> Path:
+    """``model``'s int8 variant copied to ``out`` with an n-gram language model of order 3 built by the real builder
+    from ``corpus`` (the training targets and the monolingual data both hold it), as ``models.gec.package`` ships
+    it."""
+    out.mkdir(parents=True)
+    for name in ("manifest.json", "tokenizer.json", "encoder.int8.onnx", "decoder.int8.onnx"):
+        shutil.copy(model / name, out / name)
+    data = out.parent / f"{out.name}-data"
+    (data / "train").mkdir(parents=True)
+    (data / "mono").mkdir()
+    (data / "train" / "toy.train.detok.tgt").write_text(corpus + "\n", encoding="utf-8")
+    with gzip.open(data / "mono" / "en.toy.txt.gz", "wt", encoding="utf-8") as handle:
+        handle.write(corpus + "\n")
+    ship_language_model(out, data, order=3, min_count=1)
     return out
 
 

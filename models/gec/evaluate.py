@@ -5,7 +5,9 @@
 
 The sentences go through the served path's preprocessing (protected spans, sentence split,
 normalisation, the spelling stage where the model ships a vocabulary, the model's codec),
-aggressive decoding, and the served assembly (the guard, protected spans).
+aggressive decoding with the model's keep bias (``--keep-bias`` to set another), the language
+model's review where the model ships one (``--no-lm-review`` to leave it out), and the served
+assembly (the guard, protected spans).
 
 GLEU is the JFLEG multi-reference definition (500 iterations of random reference choice,
 compared on tokens). With ``--tokenized`` the source and references are tokenised text (as
@@ -27,10 +29,11 @@ from typing import Any
 from models.gec.metrics import change_stats, corpus_gleu, detokenize, tokenize
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
-from service.engine.offline import correct_texts, model_speller
+from service.engine.offline import correct_texts, model_review, model_speller
 from service.engine.report import table
 from service.engine.runtime import RuntimeOptions
 from service.text.guard import REASONS
+from service.text.lm_review import LanguageModelReview
 from service.text.spelling import Speller
 
 
@@ -47,12 +50,21 @@ def evaluate(
     batch_size: int = 32,
     speller: Speller | None = None,
     keep_bias: float | None = None,
+    review: LanguageModelReview | None = None,
 ) -> dict[str, Any]:
     """Correct ``sources`` (spelled first by ``speller`` if given, decoded with ``keep_bias``, None: the model's
-    default) and score them; ``references[k][i]`` is reference k of sentence i."""
+    default, reviewed by ``review`` if given) and score them; ``references[k][i]`` is reference k of sentence i."""
     inputs = [detokenize(s) if tokenized else s for s in sources]
     corrected = correct_texts(
-        engine, inputs, decoding, batch_size, DecodeParams(), progress=True, speller=speller, keep_bias=keep_bias
+        engine,
+        inputs,
+        decoding,
+        batch_size,
+        DecodeParams(),
+        progress=True,
+        speller=speller,
+        keep_bias=keep_bias,
+        review=review,
     )
     dropped = Counter(reason for c in corrected for reason in c.dropped)
     figures = score(sources, references, tokenized, [c.text for c in corrected])
@@ -99,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", default=None)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--no-spelling", action="store_true", help="the model alone, without the spelling stage")
+    parser.add_argument("--no-lm-review", action="store_true", help="without the language model's review")
     parser.add_argument(
         "--keep-bias",
         type=float,
@@ -114,14 +127,15 @@ def main(argv: list[str] | None = None) -> int:
     if any(len(r) != len(sources) for r in references):
         parser.error("every reference file must have as many lines as the source")
     speller = None if args.no_spelling else model_speller(args.model)
+    review = None if args.no_lm_review else model_review(args.model)
     result = evaluate(
-        engine, sources, references, args.tokenized, args.decoding, args.batch_size, speller, args.keep_bias
+        engine, sources, references, args.tokenized, args.decoding, args.batch_size, speller, args.keep_bias, review
     )
     hypotheses = result.pop("hypotheses")
     if args.out:
         args.out.write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
-    row = {"set": args.src.name, "spelling": speller is not None, **{k: v for k, v in result.items()}}
-    columns = ["set", "spelling", "sentences", "gleu", "exact_match", "unchanged_kept", "changed"]
+    row = {"set": args.src.name, "spelling": speller is not None, "lm_review": review is not None, **result}
+    columns = ["set", "spelling", "lm_review", "sentences", "gleu", "exact_match", "unchanged_kept", "changed"]
     print(table([row], columns + [f"guard_{reason}" for reason in REASONS]))
     if args.json:
         args.json.write_text(json.dumps(row, indent=2) + "\n", encoding="utf-8")

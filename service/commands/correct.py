@@ -16,7 +16,7 @@ from pathlib import Path
 
 from service.config import DEFAULT_MODEL
 from service.engine.engine import Engine
-from service.engine.offline import correct_texts, model_speller
+from service.engine.offline import correct_texts, model_review, model_speller
 from service.engine.runtime import RuntimeOptions
 
 
@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", default=None)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--no-spelling", action="store_true", help="without the spelling stage")
+    parser.add_argument("--no-lm-review", action="store_true", help="without the language model's review")
     parser.add_argument(
         "--keep-bias",
         type=float,
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     speller = None if args.no_spelling else model_speller(args.model)
+    review = None if args.no_lm_review else model_review(args.model)
     engine = Engine(args.model, variant=args.variant, options=RuntimeOptions(intra_op_threads=args.threads))
     lines = sys.stdin.read().split("\n")
     trailing = lines and lines[-1] == ""
@@ -51,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         progress=sys.stderr.isatty(),
         speller=speller,
         keep_bias=args.keep_bias,
+        review=review,
     )
     sys.stdout.write("\n".join(c.text for c in corrected) + ("\n" if trailing else ""))
     return 0

@@ -40,6 +40,8 @@ class ModelManifest:
     vocabulary: str | None = None  # the spelling stage's known words (``models.gec.vocabulary``); None: no stage
     # the spelling stage's ranking (``models.gec.spelling_model``); None: the closest known word, then the most frequent
     spelling_model: str | None = None
+    # the n-gram language model that reviews corrections (``models.gec.language_model``); None: no review
+    language_model: str | None = None
     # the keep bias of each level (``KEEP_BIAS_LEVELS``'s names), measured on the dev sets for this model
     keep_bias: dict[str, float] = field(default_factory=lambda: dict(KEEP_BIAS_LEVELS))
     files_sha256: dict[str, str] = field(default_factory=dict)

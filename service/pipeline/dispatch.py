@@ -11,6 +11,9 @@ waiter depends on nothing but the decode's own result: when the request that sub
 times out or goes away before the sentence is decoded, each waiter submits the sentence again with
 its own deadline and priority (the first to do so leads, the others wait for it).
 
+The language model's review (``service.text.lm_review``), where the model ships one, revises each decoded
+sentence's best output before it is cached and answered, off the event loop.
+
 Cache keys hold the model, its version and variant, the arm's decoding (strategy and parameters), the
 keep bias and the sentence the model reads (normalised and spelled), so a new model version or another
 decoding never reads an old entry.
@@ -36,7 +39,7 @@ from service.batching import (
     QueueFullError,
     QueueUnavailableError,
 )
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.types import DecodeParams, DecodeResult
 from service.engine.tokenization import TextCodec
 from service.experiments.arms import Arm
 from service.inference.batches import Outcome
@@ -52,6 +55,7 @@ from service.pipeline.errors import (
 )
 from service.pipeline.queues import GENERATE_QUEUE, DecodingQueues
 from service.pipeline.types import Timings
+from service.text.lm_review import LanguageModelReview
 from service.text.units import Unit
 
 __all__ = ["SentenceDispatcher"]
@@ -86,6 +90,7 @@ class SentenceDispatcher:
         metrics: Metrics,
         model_key: str,
         max_queue: int,
+        review: LanguageModelReview | None = None,
     ) -> None:
         self.queues = queues
         self.cache = cache
@@ -93,6 +98,7 @@ class SentenceDispatcher:
         self.metrics = metrics
         self.model_key = model_key
         self.max_queue = max_queue
+        self.review = review
         self._flights: dict[str, _Flight] = {}  # by cache key: the sentences being decoded now
 
     def cache_key(self, arm: Arm, keep_bias: float, text: str) -> str:
@@ -179,10 +185,12 @@ class SentenceDispatcher:
                 for t in tokens.values()
             ]
             outcomes = await self._submit(self.queues.get(arm), arm.name, jobs)
+            outputs = [self._texts(outcome.result) for outcome in outcomes]
+            if self.review is not None:
+                outputs = await asyncio.to_thread(self._reviewed, jobs, outputs)
             decoded, stored = {}, []
-            for (key, flight), job, outcome in zip(flights.items(), jobs, outcomes, strict=True):
+            for (key, flight), job, outcome, texts in zip(flights.items(), jobs, outcomes, outputs, strict=True):
                 result = outcome.result
-                texts = [self.codec.decode(h.tokens) for h in result.hypotheses] or [self.codec.decode(result.tokens)]
                 done = _Decoded(texts, job, outcome)
                 flight.done.set_result(done)
                 decoded[key] = texts
@@ -197,6 +205,18 @@ class SentenceDispatcher:
                     flight.done.set_result(None)  # given up: each waiter submits the sentence itself
                 if self._flights.get(key) is flight:
                     del self._flights[key]
+
+    def _texts(self, result: DecodeResult) -> list[str]:
+        """A decode's outputs as text, best first."""
+        return [self.codec.decode(h.tokens) for h in result.hypotheses] or [self.codec.decode(result.tokens)]
+
+    def _reviewed(self, jobs: Sequence[Job], outputs: list[list[str]]) -> list[list[str]]:
+        """Each sentence's outputs with the best one reviewed against what the model read."""
+        assert self.review is not None
+        return [
+            [self.review.review(self.codec.decode(job.tokens), texts[0]), *texts[1:]]
+            for job, texts in zip(jobs, outputs, strict=True)
+        ]
 
     async def generate(
         self, units: Sequence[Unit], payload: tuple[str, DecodeParams], deadline: float, timings: Timings

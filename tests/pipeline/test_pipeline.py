@@ -7,12 +7,14 @@ import asyncio
 import pytest
 
 from service.config import Settings
+from service.engine.engine import Engine
+from service.engine.offline import correct_texts, model_review
 from service.experiments.arms import Arm
 from service.pipeline.errors import PayloadTooLargeError, UnknownArmRequestError
 from service.pipeline.pipeline import Pipeline
 from service.pipeline.types import CorrectRequest, GenerateRequest
 from service.wiring import WARMUP_ROUNDS, Gateway
-from tests.conftest import FIXTURE_MODEL
+from tests.conftest import FIXTURE_MODEL, copy_with_language_model
 
 
 def settings(**overrides) -> Settings:
@@ -128,3 +130,21 @@ def test_the_keep_bias_is_the_request_s_else_the_arm_s_else_the_model_s_level() 
         ]
 
     assert all(asyncio.run(with_pipeline(settings(), body)))
+
+
+def test_the_language_model_reviews_what_is_served_as_offline(tmp_path) -> None:
+    """A model folder with an n-gram model that prefers the learner's "a apple": the served answer is the model's
+    correction with that edit vetoed, as ``correct_texts`` reviews it, and without the review the model's own."""
+    model = copy_with_language_model(FIXTURE_MODEL, tmp_path / "model", "I saw a apple yesterday. " * 5)
+    texts = ["i saw a apple yesterday", "Tom found an owl. The cat likes teh old car."]
+
+    async def body(pipeline: Pipeline):
+        return [(await pipeline.correct(CorrectRequest([text], single=True))).corrections[0].text for text in texts]
+
+    config = Settings(model_path=model, model_variant="int8")
+    reviewed = asyncio.run(with_pipeline(config, body))
+    plain = asyncio.run(with_pipeline(config.model_copy(update={"lm_review": False}), body))
+    engine = Engine(model, variant="int8")
+    assert reviewed == [c.text for c in correct_texts(engine, texts, review=model_review(model))]
+    assert plain == [c.text for c in correct_texts(engine, texts)]
+    assert (plain[0], reviewed[0]) == ("I saw an apple yesterday.", "I saw a apple yesterday.")

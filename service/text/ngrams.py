@@ -1,0 +1,118 @@
+"""An n-gram language model of English word sequences: counts under hashed keys, scored with stupid backoff.
+
+Text is read as lowercased tokens: words (letters with inner apostrophes), numbers (all one token, ``<num>``) and
+each other character, between ``<s>`` and ``</s>``. An n-gram of order 1 to ``order`` is kept under a 32-bit
+fingerprint of its tokens (``fingerprints``), one sorted table per order with its counts, so the model is a few
+numpy arrays (no dictionary of strings): a fingerprint that two n-grams share only adds their counts, and a
+sentence's n-grams are looked up all at once with ``searchsorted``. ``models.gec.language_model`` counts them in
+the monolingual data and the training targets.
+
+The score of a token given the tokens before it is stupid backoff (Brants et al., 2007): the count of the longest
+n-gram ending in it that was seen, over the count of its context, times 0.4 for each order backed off; a token
+never seen at all scores as if seen half a time. Scores are log10 and sum over a sentence; they are not
+normalised probabilities, only comparable between sentences, which is what ``lm_review`` needs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)*|[0-9]+(?:[.,][0-9]+)*|[^\sa-z0-9]")
+START, END, NUMBER = "<s>", "</s>", "<num>"
+BACKOFF = math.log10(0.4)
+_MULTIPLIER = np.uint64(1099511628211)  # FNV's 64-bit prime: the rolling hash of an n-gram's token keys
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # spreads the rolling hash before its top 32 bits become the fingerprint
+
+
+def tokens_of(text: str) -> list[str]:
+    """``text``'s tokens as the model counts them, between the sentence markers."""
+    return [START, *(NUMBER if t[0].isdigit() else t for t in TOKEN.findall(text.lower())), END]
+
+
+def token_keys(tokens: Sequence[str]) -> np.ndarray:
+    """Each token's 32-bit key (CRC-32), as uint64."""
+    return np.array([zlib.crc32(t.encode()) for t in tokens], dtype=np.uint64)
+
+
+def fingerprints(keys: np.ndarray, order: int) -> np.ndarray:
+    """``[order, len(keys)]``: row ``n - 1`` holds the fingerprint of the n-gram ending at each position (positions
+    before ``n - 1`` hold garbage: no n-gram of that order ends there)."""
+    rolling = np.zeros((order, len(keys)), dtype=np.uint64)
+    rolling[0] = keys
+    for n in range(1, order):
+        rolling[n, n:] = rolling[n - 1, n - 1 : -1] * _MULTIPLIER + keys[n:]
+    return (rolling * _MIX) >> np.uint64(32)
+
+
+class NgramModel:
+    """Counts of n-grams of orders 1 to ``order``: ``tables[n - 1]`` is ``(sorted fingerprints, counts)``;
+    ``total`` is the number of tokens counted."""
+
+    def __init__(self, tables: list[tuple[np.ndarray, np.ndarray]], total: int) -> None:
+        self.tables = [
+            (np.ascontiguousarray(k, dtype=np.uint32), np.ascontiguousarray(c, dtype=np.uint32)) for k, c in tables
+        ]
+        self.order = len(tables)
+        self.total = total
+
+    @property
+    def entries(self) -> int:
+        return sum(len(keys) for keys, _ in self.tables)
+
+    def counts(self, tokens: Sequence[str]) -> np.ndarray:
+        """``[order, len(tokens)]``: the count of the n-gram of each order ending at each token (0 where unseen or
+        where no n-gram of that order ends)."""
+        prints = fingerprints(token_keys(tokens), self.order).astype(np.uint32)
+        found = np.zeros(prints.shape, dtype=np.float64)
+        for n, (keys, counts) in enumerate(self.tables):
+            if not len(keys):
+                continue
+            row = prints[n, n:]
+            at = np.minimum(np.searchsorted(keys, row), len(keys) - 1)
+            found[n, n:] = np.where(keys[at] == row, counts[at], 0)
+        return found
+
+    def token_scores(self, tokens: Sequence[str]) -> np.ndarray:
+        """The log10 stupid-backoff score of each token after the first (``<s>``) given those before it."""
+        found = self.counts(tokens)
+        scores = np.log10((found[0, 1:] + 0.5) / self.total) + BACKOFF * (self.order - 1)
+        settled = np.zeros(len(tokens) - 1, dtype=bool)
+        for n in range(self.order - 1, 0, -1):  # the longest n-gram seen wins
+            seen = ~settled & (found[n, 1:] > 0) & (found[n - 1, :-1] > 0)
+            ratio = np.log10(np.where(seen, found[n, 1:], 1) / np.where(seen, found[n - 1, :-1], 1))
+            scores = np.where(seen, ratio + BACKOFF * (self.order - 1 - n), scores)
+            settled |= seen
+        return scores
+
+    def score(self, text: str) -> float:
+        """The log10 score of ``text`` as a sentence."""
+        return float(self.token_scores(tokens_of(text)).sum())
+
+    def scores(self, texts: Sequence[str]) -> np.ndarray:
+        """The log10 score of each of ``texts`` as a sentence, looked up together: their tokens in one sequence,
+        where a token's n-grams reach back past its ``<s>`` only into the sentence before's end, never seen."""
+        tokenized = [tokens_of(text) for text in texts]
+        lengths = np.array([len(tokens) for tokens in tokenized], dtype=np.int64)
+        per_token = np.concatenate([[0.0], self.token_scores([t for tokens in tokenized for t in tokens])])
+        starts = np.cumsum(lengths) - lengths
+        per_token[starts] = 0.0  # each <s>: nothing to score
+        return np.add.reduceat(per_token, starts)
+
+    def save(self, path: Path) -> None:
+        arrays = {f"keys{n + 1}": keys for n, (keys, _) in enumerate(self.tables)}
+        arrays |= {f"counts{n + 1}": counts for n, (_, counts) in enumerate(self.tables)}
+        with path.open("wb") as handle:
+            np.savez_compressed(handle, total=np.array(self.total, dtype=np.int64), **arrays)
+
+    @classmethod
+    def load(cls, path: Path) -> NgramModel:
+        with np.load(path, allow_pickle=False) as data:
+            order = sum(1 for name in data.files if name.startswith("keys"))
+            tables = [(data[f"keys{n}"], data[f"counts{n}"]) for n in range(1, order + 1)]
+            return cls(tables, int(data["total"]))
