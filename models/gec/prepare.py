@@ -68,13 +68,19 @@ def prepare(
     seed: int,
     learner_repeat: int = 2,
     max_len: int = 128,
+    tokenizer_path: Path | None = None,
 ) -> dict:
-    """Write ``tokenizer.json``, ``stage1.npz``, ``stage2.npz`` and ``data.json`` to ``run_dir``."""
+    """Write ``tokenizer.json``, ``stage1.npz``, ``stage2.npz`` and ``data.json`` to ``run_dir``; the tokenizer
+    is trained, or copied from ``tokenizer_path`` (a run that continues a trained model keeps its tokenizer)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     learner = learner_pairs(data_dir)
     noisy, clean = synthetic_pairs(data_dir, synthetic, seed)
-    tokenizer_texts = [p.src for p in learner] + [p.tgt for p in learner] + clean[:300_000]
-    tokenizer: Tokenizer = train_tokenizer(tokenizer_texts, vocab_size)
+    if tokenizer_path is None:
+        tokenizer_texts = [p.src for p in learner] + [p.tgt for p in learner] + clean[:300_000]
+        tokenizer: Tokenizer = train_tokenizer(tokenizer_texts, vocab_size)
+    else:
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        tokenizer.post_processor = None
     tokenizer.save(str(run_dir / "tokenizer.json"))
 
     learner_packed = pack_pairs(tokenizer, [p.src for p in learner], [p.tgt for p in learner], max_len)

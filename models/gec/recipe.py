@@ -5,6 +5,12 @@
 Stages (each skipped when its output exists, so an interrupted run continues with
 ``--resume``): prepare (tokenizer, synthetic errors, packed sets), stage 1 training on
 synthetic + learner pairs, stage 2 fine-tuning on learner pairs.
+
+``--init CHECKPOINT`` continues a trained model instead of starting from scratch (``models.gec.unpack``
+gives the shipped one back): its tokenizer is kept, stage 1 starts from its weights on fresh synthetic
+errors (``--seed``) at a lower learning rate, and training can run in several stretches. Every
+checkpoint's weights are kept (``snapshots/``), so dev figures can be plotted by training hour and the
+last checkpoints averaged (``models.gec.average``).
 """
 
 from __future__ import annotations
@@ -28,7 +34,11 @@ SCHEDULES = {
     "cpu-long": (125.0, 25.0, "small", 4096),
     "gpu": (150.0, 30.0, "base", 16384),
     "smoke": (1.0, 0.5, "tiny", 1024),
+    # cpu-continue: more training for a model given with --init (model version 3 continued version 2).
+    "cpu-continue": (150.0, 40.0, "small", 4096),
 }
+CONTINUE_LR = 5e-4  # stage 1 from a trained model: half the from-scratch peak, a short warm-up
+SNAPSHOTS = {"checkpoint_minutes": 10.0, "keep_snapshots": 30}  # every checkpoint's weights kept: dev figures by hour
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -46,8 +56,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--vocab-size", type=int, default=8192)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--init", type=Path, default=None, help="a trained checkpoint to continue")
     args = parser.parse_args(argv)
-    schedule = args.schedule or ("gpu" if args.device.startswith("cuda") else "cpu-session")
+    schedule = args.schedule or (
+        "gpu" if args.device.startswith("cuda") else "cpu-continue" if args.init else "cpu-session"
+    )
     minutes1, minutes2, preset, max_tokens = SCHEDULES[schedule]
     run: Path = args.run
     run.mkdir(parents=True, exist_ok=True)
@@ -66,7 +79,9 @@ def main(argv: list[str] | None = None) -> None:
     )
 
     if not (run / "data.json").exists():
-        print(json.dumps(prepare(args.data, run, args.synthetic, args.vocab_size, args.seed)), file=sys.stderr)
+        tokenizer = args.init / "tokenizer.json" if args.init else None
+        summary = prepare(args.data, run, args.synthetic, args.vocab_size, args.seed, tokenizer_path=tokenizer)
+        print(json.dumps(summary), file=sys.stderr)
     vocab = json.loads((run / "data.json").read_text())["vocab_size"]
     common = {
         "preset": preset,
@@ -77,8 +92,11 @@ def main(argv: list[str] | None = None) -> None:
         "compile": False,  # did not pay for itself on 2 cores
     }
     stages = {
-        # Stage 1: synthetic + learner pairs, from scratch, pre-norm layout.
-        "stage1": {"minutes": minutes1, "lr": 1e-3, "warmup_steps": 400, "seed": args.seed, "pre_norm": True},
+        # Stage 1: synthetic + learner pairs, from scratch in the pre-norm layout, or from --init.
+        "stage1": {"minutes": minutes1, "lr": 1e-3, "warmup_steps": 400, "seed": args.seed, "pre_norm": True}
+        if args.init is None
+        else {"minutes": minutes1, "lr": CONTINUE_LR, "warmup_steps": 100, "seed": args.seed, "init": str(args.init)}
+        | SNAPSHOTS,
         # Stage 2: learner pairs only, from stage 1 (the layout comes with the checkpoint).
         "stage2": {
             "minutes": minutes2,
@@ -87,7 +105,8 @@ def main(argv: list[str] | None = None) -> None:
             "min_lr_ratio": 0.1,
             "seed": args.seed + 1,
             "init": str(run / "stage1" / "model"),
-        },
+        }
+        | SNAPSHOTS,
     }
     for name, specific in stages.items():
         if not (run / name / "model").exists():

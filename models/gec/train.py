@@ -6,7 +6,9 @@
 Progress (the fraction of the step or time budget used, whichever is larger) drives the
 learning-rate schedule, so a run cut short and resumed ends on the same schedule. A
 checkpoint (model, optimiser, step, elapsed time, epoch position) is written every
-``--checkpoint-minutes``; the final model is saved with ``save_pretrained``.
+``--checkpoint-minutes``; the final model is saved with ``save_pretrained``. With ``--keep-snapshots N``
+the model weights of the last N checkpoints (the final one included) are kept in ``snapshots/`` for
+``models.gec.average``.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class TrainConfig:
     checkpoint_minutes: float = 10.0
     init: str | None = None
     pre_norm: bool = False
+    keep_snapshots: int = 0
 
 
 def learning_rate(cfg: TrainConfig, step: int, progress: float) -> float:
@@ -99,6 +102,14 @@ def source_gap(model: torch.nn.Module, batch: Batch, device: torch.device) -> fl
     return losses[1] - losses[0]
 
 
+def keep_snapshot(folder: Path, model: torch.nn.Module, step: int, keep: int) -> None:
+    """Save the model's weights as ``step-N.pt`` in ``folder`` and delete all but the last ``keep``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), folder / f"step-{step:07d}.pt")
+    for old in sorted(folder.glob("step-*.pt"))[:-keep]:
+        old.unlink()
+
+
 def train(cfg: TrainConfig, resume: bool) -> dict:
     """Run (or continue) training; returns a summary dict also written to ``out/summary.json``."""
     out = Path(cfg.out)
@@ -137,6 +148,8 @@ def train(cfg: TrainConfig, resume: bool) -> dict:
         tmp = ckpt_path.with_suffix(".tmp")
         torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state}, tmp)
         tmp.replace(ckpt_path)
+        if cfg.keep_snapshots:
+            keep_snapshot(out / "snapshots", model, state["step"], cfg.keep_snapshots)
 
     def progress() -> float:
         return max(state["step"] / cfg.max_steps, state["elapsed"] / budget)

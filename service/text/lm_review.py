@@ -20,38 +20,56 @@ alone, and it adds a few edits the model missed.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from service.text import guard
 from service.text.edits import apply_edits, extract_edits
-from service.text.ngrams import NgramModel
+from service.text.ngrams import NgramModel, token_keys, tokens_with_spans
 
 ARTICLES = ("a", "an", "the")
 PREPOSITIONS = ("about", "at", "by", "for", "from", "in", "into", "of", "on", "to", "with")
 VETO_MARGIN = 1.0
 PROPOSE_MARGIN = 4.0
 MAX_PROPOSALS = 2
-_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)*")
 
 
-def proposals(text: str) -> list[str]:
-    """``text`` with each article or preposition replaced by another of its set or removed, and with an article put
-    before each lowercase word that follows none: one edit each."""
-    words = list(_WORD.finditer(text))
+@dataclass(frozen=True)
+class Proposal:
+    """One edit the review may add: on the text, replace ``text[start:end]`` by ``replacement``; on its tokens
+    (``ngrams.tokens_with_spans``), remove ``removed`` at ``position`` and put ``inserted`` there."""
+
+    start: int
+    end: int
+    replacement: str
+    position: int
+    removed: int
+    inserted: tuple[str, ...]
+
+    def applied(self, text: str) -> str:
+        return text[: self.start] + self.replacement + text[self.end :]
+
+
+def proposals(text: str, tokens: Sequence[str], spans: Sequence[tuple[int, int]]) -> list[Proposal]:
+    """Each article or preposition of ``text`` replaced by another of its set or removed (with the space after
+    it), and an article put before each lowercase word that follows none."""
     found = []
-    for index, word in enumerate(words):
-        start, end, lower = word.start(), word.end(), word.group().lower()
+    for position in range(1, len(tokens) - 1):
+        token, (start, end) = tokens[position], spans[position]
+        written = text[start:end]
         for group in (ARTICLES, PREPOSITIONS):
-            if lower in group:
-                found += [text[:start] + _cased(other, word.group()) + text[end:] for other in group if other != lower]
+            if token in group:
+                found += [
+                    Proposal(start, end, _cased(other, written), position, 1, (other,))
+                    for other in group
+                    if other != token
+                ]
                 gone = end + 1 if text[end : end + 1] == " " else end
-                found.append(text[:start] + text[gone:])
-        before = words[index - 1].group().lower() if index else ""
-        if word.group().islower() and lower not in ARTICLES and before not in ARTICLES:
-            found += [text[:start] + article + " " + text[start:] for article in ARTICLES]
+                found.append(Proposal(start, gone, "", position, 1, ()))
+        if written.isalpha() and written.islower() and token not in ARTICLES and tokens[position - 1] not in ARTICLES:
+            found += [Proposal(start, start, article + " ", position, 0, (article,)) for article in ARTICLES]
     return found
 
 
@@ -85,12 +103,14 @@ class LanguageModelReview:
 
     def propose(self, text: str) -> str:
         for _ in range(MAX_PROPOSALS):
-            candidates = proposals(text)
+            tokens, spans = tokens_with_spans(text)
+            candidates = proposals(text, tokens, spans)
             if not candidates:
                 break
-            scores = self.model.scores([text, *candidates])
-            best = int(np.argmax(scores[1:]))
-            if scores[1 + best] - scores[0] <= self.propose_margin:
+            edits = [(c.position, c.removed, token_keys(c.inserted)) for c in candidates]
+            gains = self.model.deltas(token_keys(tokens), edits)
+            best = int(np.argmax(gains))
+            if gains[best] <= self.propose_margin:
                 break
-            text = candidates[best]
+            text = candidates[best].applied(text)
         return text

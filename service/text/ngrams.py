@@ -15,6 +15,7 @@ normalised probabilities, only comparable between sentences, which is what ``lm_
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import zlib
@@ -23,21 +24,39 @@ from pathlib import Path
 
 import numpy as np
 
-TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)*|[0-9]+(?:[.,][0-9]+)*|[^\sa-z0-9]")
+TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)*|[0-9]+(?:[.,][0-9]+)*|[^\sa-z0-9]", re.IGNORECASE)
 START, END, NUMBER = "<s>", "</s>", "<num>"
 BACKOFF = math.log10(0.4)
 _MULTIPLIER = np.uint64(1099511628211)  # FNV's 64-bit prime: the rolling hash of an n-gram's token keys
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # spreads the rolling hash before its top 32 bits become the fingerprint
 
 
+def tokens_with_spans(text: str) -> tuple[list[str], list[tuple[int, int]]]:
+    """``text``'s tokens as the model counts them, between the sentence markers, and where each stands in ``text``
+    (the markers at its two ends)."""
+    tokens, spans = [START], [(0, 0)]
+    for match in TOKEN.finditer(text):
+        token = match.group().lower()
+        tokens.append(NUMBER if token[0].isdigit() else token)
+        spans.append(match.span())
+    tokens.append(END)
+    spans.append((len(text), len(text)))
+    return tokens, spans
+
+
 def tokens_of(text: str) -> list[str]:
     """``text``'s tokens as the model counts them, between the sentence markers."""
-    return [START, *(NUMBER if t[0].isdigit() else t for t in TOKEN.findall(text.lower())), END]
+    return tokens_with_spans(text)[0]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _key(token: str) -> int:
+    return zlib.crc32(token.encode())
 
 
 def token_keys(tokens: Sequence[str]) -> np.ndarray:
     """Each token's 32-bit key (CRC-32), as uint64."""
-    return np.array([zlib.crc32(t.encode()) for t in tokens], dtype=np.uint64)
+    return np.fromiter((_key(t) for t in tokens), dtype=np.uint64, count=len(tokens))
 
 
 def fingerprints(keys: np.ndarray, order: int) -> np.ndarray:
@@ -68,21 +87,28 @@ class NgramModel:
     def counts(self, tokens: Sequence[str]) -> np.ndarray:
         """``[order, len(tokens)]``: the count of the n-gram of each order ending at each token (0 where unseen or
         where no n-gram of that order ends)."""
-        prints = fingerprints(token_keys(tokens), self.order).astype(np.uint32)
+        return self._counts(token_keys(tokens))
+
+    def _counts(self, keys: np.ndarray) -> np.ndarray:
+        prints = fingerprints(keys, self.order).astype(np.uint32)
         found = np.zeros(prints.shape, dtype=np.float64)
-        for n, (keys, counts) in enumerate(self.tables):
-            if not len(keys):
+        for n, (table, counts) in enumerate(self.tables):
+            if not len(table):
                 continue
-            row = prints[n, n:]
-            at = np.minimum(np.searchsorted(keys, row), len(keys) - 1)
-            found[n, n:] = np.where(keys[at] == row, counts[at], 0)
+            # each distinct n-gram once, in order: a batch of candidates repeats most of its n-grams
+            distinct, where = np.unique(prints[n, n:], return_inverse=True)
+            at = np.minimum(np.searchsorted(table, distinct), len(table) - 1)
+            found[n, n:] = np.where(table[at] == distinct, counts[at], 0)[where]
         return found
 
     def token_scores(self, tokens: Sequence[str]) -> np.ndarray:
         """The log10 stupid-backoff score of each token after the first (``<s>``) given those before it."""
-        found = self.counts(tokens)
+        return self._scores(token_keys(tokens))
+
+    def _scores(self, keys: np.ndarray) -> np.ndarray:
+        found = self._counts(keys)
         scores = np.log10((found[0, 1:] + 0.5) / self.total) + BACKOFF * (self.order - 1)
-        settled = np.zeros(len(tokens) - 1, dtype=bool)
+        settled = np.zeros(len(keys) - 1, dtype=bool)
         for n in range(self.order - 1, 0, -1):  # the longest n-gram seen wins
             seen = ~settled & (found[n, 1:] > 0) & (found[n - 1, :-1] > 0)
             ratio = np.log10(np.where(seen, found[n, 1:], 1) / np.where(seen, found[n - 1, :-1], 1))
@@ -103,6 +129,29 @@ class NgramModel:
         starts = np.cumsum(lengths) - lengths
         per_token[starts] = 0.0  # each <s>: nothing to score
         return np.add.reduceat(per_token, starts)
+
+    def deltas(self, keys: np.ndarray, edits: Sequence[tuple[int, int, np.ndarray]]) -> np.ndarray:
+        """How much each edit of a sentence (its token ``keys``, ``<s>`` and ``</s>`` included) changes its score:
+        an edit ``(position, removed, inserted)`` removes that many tokens at ``position`` (>= 1) and puts the keys
+        ``inserted`` there. Only the tokens whose n-grams the edit reaches are scored, each in a window holding
+        their whole context, all windows at once."""
+        reach = self.order - 1
+        windows: list[np.ndarray] = []
+        firsts: list[int] = []
+        for position, removed, inserted in edits:
+            start = max(0, position - reach)
+            after = keys[position + removed : position + removed + reach]
+            windows += [
+                np.concatenate([keys[start:position], inserted, after]),
+                keys[start : position + removed + reach],
+            ]
+            firsts += [position - start] * 2
+        lengths = np.array([len(window) for window in windows], dtype=np.int64)
+        per_token = np.concatenate([[0.0], self._scores(np.concatenate(windows))])
+        starts = np.cumsum(lengths) - lengths
+        scored = np.arange(len(per_token)) - np.repeat(starts, lengths) >= np.repeat(firsts, lengths)
+        sums = np.add.reduceat(np.where(scored, per_token, 0.0), starts)
+        return sums[0::2] - sums[1::2]
 
     def save(self, path: Path) -> None:
         arrays = {f"keys{n + 1}": keys for n, (keys, _) in enumerate(self.tables)}

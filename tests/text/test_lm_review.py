@@ -8,6 +8,7 @@ import pytest
 
 from models.gec.language_model import count_ngrams
 from service.text.lm_review import LanguageModelReview, proposals
+from service.text.ngrams import tokens_of, tokens_with_spans
 
 CORPUS = [
     "She went to the market on Monday.",
@@ -56,8 +57,14 @@ def test_a_degenerate_output_is_left_for_the_guard(review: LanguageModelReview) 
     assert review.review(source, looping) == looping
 
 
-def test_proposals_are_one_edit_each() -> None:
-    found = proposals("The cat sat on mat")
+def test_proposals_are_one_edit_each_on_the_text_and_its_tokens() -> None:
+    text = "The cat sat on mat"
+    tokens, spans = tokens_with_spans(text)
+    candidates = proposals(text, tokens, spans)
+    found = [c.applied(text) for c in candidates]
+    for candidate, edited in zip(candidates, found, strict=True):  # the same edit on the tokens and on the text
+        p, r = candidate.position, candidate.removed
+        assert tokens_of(edited) == tokens[:p] + list(candidate.inserted) + tokens[p + r :]
     assert "A cat sat on mat" in found and "cat sat on mat" in found  # the article replaced, and gone
     assert "The cat sat in mat" in found and "The cat sat mat" in found  # the preposition replaced, and gone
     assert "The cat sat on the mat" in found  # an article before a lowercase word that follows none

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models.gec.language_model import count_ngrams
-from service.text.ngrams import BACKOFF, NgramModel, tokens_of
+from service.text.ngrams import BACKOFF, NgramModel, token_keys, tokens_of
 
 CORPUS = ["The cat sat on the mat.", "The cat sat on the mat.", "The dog sat on the rug.", "A cat ate 3 fish."]
 
@@ -89,3 +89,26 @@ def test_save_and_load_give_the_same_model(model: NgramModel, tmp_path: Path) ->
     assert (loaded.order, loaded.total, loaded.entries) == (model.order, model.total, model.entries)
     for (keys, counts), (keys2, counts2) in zip(model.tables, loaded.tables, strict=True):
         assert np.array_equal(keys, keys2) and np.array_equal(counts, counts2)
+
+
+WORDS = ["the", "cat", "sat", "on", "mat", "dog", "rug", "a", ".", "fish", "zebra"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(WORDS), min_size=0, max_size=10),
+    data=st.data(),
+)
+def test_an_edit_s_delta_is_the_change_of_the_whole_sentence_s_score(words: list[str], data) -> None:
+    model = count_ngrams(CORPUS, order=3, min_count=1)
+    tokens = ["<s>", *words, "</s>"]
+    edits = []
+    for _ in range(data.draw(st.integers(1, 4))):
+        position = data.draw(st.integers(1, len(tokens) - 1))
+        removed = data.draw(st.integers(0, min(2, len(tokens) - 1 - position)))
+        inserted = data.draw(st.lists(st.sampled_from(WORDS), max_size=2))
+        edits.append((position, removed, inserted))
+    whole = model.token_scores(tokens).sum()
+    expected = [model.token_scores(tokens[:p] + ins + tokens[p + r :]).sum() - whole for p, r, ins in edits]
+    keys = token_keys(tokens)
+    assert model.deltas(keys, [(p, r, token_keys(ins)) for p, r, ins in edits]) == pytest.approx(expected)

@@ -67,3 +67,22 @@ def test_resume_continues_from_the_checkpoint(tmp_path, pre_norm: bool) -> None:
     assert resumed["tokens"] > first["tokens"]
     config = json.loads((tmp_path / "run" / "model" / "config.json").read_text())
     assert config["model_type"] == ("mbart" if pre_norm else "bart")
+
+
+def test_snapshots_are_kept_and_averaged(tmp_path) -> None:
+    """Every checkpoint keeps its weights (the last ``keep_snapshots``); their average is the mean, weight by weight,
+    saved as a model that loads."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    from models.gec.average import average_snapshots
+
+    train(_config(tmp_path, 6, keep_snapshots=2, checkpoint_minutes=0.0), resume=False)
+    snapshots = sorted((tmp_path / "run" / "snapshots").glob("step-*.pt"))
+    assert [p.stem for p in snapshots] == ["step-0000005", "step-0000006"]  # each step checkpointed; two kept
+    used = average_snapshots(tmp_path / "run", 2, tmp_path / "averaged")
+    assert used == snapshots
+    first, last = (torch.load(p, weights_only=True) for p in snapshots)
+    averaged = AutoModelForSeq2SeqLM.from_pretrained(tmp_path / "averaged").state_dict()
+    name = "model.encoder.layers.0.fc1.weight"
+    assert not torch.equal(first[name], last[name])
+    assert torch.allclose(averaged[name], (first[name] + last[name]) / 2, atol=1e-7)
