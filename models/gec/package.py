@@ -1,12 +1,13 @@
-"""Turn a finished recipe run into the shipped model folder ``models/gec-default``.
+"""Turn a finished recipe run into a shipped model folder (``models/gec-default``, ``models/gec-v3``).
 
-    python -m models.gec.package --run runs/gec-default --out models/gec-default --data ../shared/data
+    python -m models.gec.package --run runs/gec-v3 --out models/gec-v3 --version 3 --data ../shared/data
 
 Exports the trained checkpoint with the real exporter (int8 only: no fp32 copy is shipped; the
 ``static`` method calibrated on learner sentences of the training sources, never dev), builds
-the spelling stage's vocabulary and ranking beside it (``models.gec.vocabulary``,
-``models.gec.spelling_model``), evaluates it on JFLEG dev
-and FCE dev (the served path, with the spelling stage, and the model alone), and records in
+the spelling stage's vocabulary and ranking and the language model that reviews corrections beside it
+(``models.gec.vocabulary``, ``models.gec.spelling_model``, ``models.gec.language_model``), measures the
+keep bias across its range on JFLEG dev and FCE dev and names the model's levels from it
+(``keep_bias_levels``), evaluates it on both (the served path, and the model alone), and records in
 ``manifest.json`` the architecture, tokenizer, training data with its licence terms, training
 configuration, hardware and duration, and the dev-set figures.
 
@@ -24,6 +25,7 @@ import random
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +33,17 @@ from tokenizers import Tokenizer
 from tokenizers.processors import TemplateProcessing
 
 from models.export.exporter import export
+from models.gec.average import average_snapshots
+from models.gec.language_model import ship_language_model
 from models.gec.spelling_model import ship_spelling_model
 from models.gec.tokenizer import EOS_ID
 from models.gec.vocabulary import ship_vocabulary
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
-from service.engine.offline import model_speller
+from service.engine.offline import model_review, model_speller
 from service.engine.report import machine
 from service.engine.runtime import RuntimeOptions
+from service.text.lm_review import LanguageModelReview
 from service.text.spelling import Speller
 
 LICENCE_NOTE = (
@@ -90,27 +95,60 @@ def _recipe(run: Path) -> dict[str, Any] | str:
     return "python -m models.gec.recipe --data ../shared/data --run runs/gec-default --device cpu"
 
 
-def _dev_figures(model_dir: Path, data: Path) -> dict[str, Any]:
-    """The served path's figures (with the spelling stage), and the model's alone under ``without_spelling``."""
+KEEP_BIAS_GRID = (-2.0, -1.5, -1.0, -0.5, 0.0, 0.5)
+MIN_KEPT = 0.95  # the default level keeps at least this share of FCE dev's sentences that need no edit unchanged
+FIGURES = ("sentences", "gleu", "gleu_std", "exact_match", "unchanged_kept", "needs_no_change", "changed")
+
+
+def _dev_sets(model_dir: Path, data: Path) -> Callable[..., dict[str, Any]]:
+    """A function of (speller, keep bias, review) giving JFLEG dev's and FCE dev's figures for the model."""
     from models.gec.evaluate import evaluate
 
     engine = Engine(model_dir, options=RuntimeOptions(intra_op_threads=2))
     dev = data / "dev"
     read = lambda p: p.read_text(encoding="utf-8").rstrip("\n").split("\n")  # noqa: E731
-    keep = ("sentences", "gleu", "exact_match", "unchanged_kept", "needs_no_change", "changed")
+    jfleg_src, jfleg_refs = read(dev / "jfleg.dev.src"), [read(dev / f"jfleg.dev.ref{i}") for i in range(4)]
+    fce_src, fce_refs = read(dev / "fce.dev.detok.src"), [read(dev / "fce.dev.detok.tgt")]
 
-    def sets(speller: Speller | None) -> dict[str, Any]:
-        jfleg_refs = [read(dev / f"jfleg.dev.ref{i}") for i in range(4)]
-        jfleg = evaluate(engine, read(dev / "jfleg.dev.src"), jfleg_refs, True, speller=speller)
-        fce = evaluate(
-            engine, read(dev / "fce.dev.detok.src"), [read(dev / "fce.dev.detok.tgt")], False, speller=speller
-        )
-        return {"jfleg_dev": {k: jfleg[k] for k in keep}, "fce_dev": {k: fce[k] for k in keep}}
+    def sets(speller: Speller | None, keep_bias: float, review: LanguageModelReview | None) -> dict[str, Any]:
+        options = {"speller": speller, "keep_bias": keep_bias, "review": review}
+        jfleg = evaluate(engine, jfleg_src, jfleg_refs, True, **options)
+        fce = evaluate(engine, fce_src, fce_refs, False, **options)
+        return {"jfleg_dev": {k: jfleg[k] for k in FIGURES}, "fce_dev": {k: fce[k] for k in FIGURES}}
 
+    return sets
+
+
+def keep_bias_levels(curve: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """The model's levels from its figures across the keep bias (rows of ``keep_bias``, ``jfleg_dev``,
+    ``fce_dev``): ``default`` is the bias with the best mean GLEU of the two sets among those that keep
+    ``MIN_KEPT`` of FCE dev's sentences needing no edit unchanged (the highest bias if none does); ``picky``, the
+    recall end, the bias below it with the best JFLEG dev GLEU (the default if none is below it)."""
+    kept = [row for row in curve if row["fce_dev"]["unchanged_kept"] >= MIN_KEPT]
+    mean = lambda row: (row["jfleg_dev"]["gleu"] + row["fce_dev"]["gleu"]) / 2  # noqa: E731
+    default = max(kept, key=mean) if kept else max(curve, key=lambda row: row["keep_bias"])
+    below = [row for row in curve if row["keep_bias"] < default["keep_bias"]]
+    picky = max(below, key=lambda row: row["jfleg_dev"]["gleu"]) if below else default
+    return {"default": default["keep_bias"], "picky": picky["keep_bias"]}
+
+
+def _dev_figures(model_dir: Path, data: Path) -> dict[str, Any]:
+    """The keep bias measured across ``KEEP_BIAS_GRID`` (served path), the levels named in the manifest from it,
+    the served path's figures at the default level, and the model's alone (no spelling stage, no review, no
+    bias) under ``model_alone``."""
+    sets = _dev_sets(model_dir, data)
+    speller, review = model_speller(model_dir), model_review(model_dir)
+    curve = [{"keep_bias": bias, **sets(speller, bias, review)} for bias in KEEP_BIAS_GRID]
+    manifest = ModelManifest.load(model_dir)
+    manifest.keep_bias = keep_bias_levels(curve)
+    manifest.save(model_dir)
+    served = next(row for row in curve if row["keep_bias"] == manifest.keep_bias["default"])
     return {
-        **sets(model_speller(model_dir)),
-        "without_spelling": sets(None),
-        "decoding": "aggressive (identical to greedy)",
+        **{key: value for key, value in served.items() if key != "keep_bias"},
+        "keep_bias": manifest.keep_bias,
+        "keep_bias_curve": curve,
+        "model_alone": sets(None, 0.0, None),
+        "decoding": "aggressive (identical to greedy), with the default keep bias; the language model's review",
     }
 
 
@@ -128,15 +166,28 @@ def calibration_sentences(data: Path, count: int = 400, seed: int = 0) -> list[s
     return picked
 
 
-def package(run: Path, out: Path, data: Path | None, method: str = "static") -> ModelManifest:
+def package(
+    run: Path,
+    out: Path,
+    data: Path | None,
+    method: str = "static",
+    version: str = "1",
+    continues: Path | None = None,
+    average: int = 0,
+) -> ModelManifest:
+    """Ship ``run``'s final weights (or the average of stage 2's last ``average`` snapshots) as ``version``; a run
+    that continued the model folder ``continues`` (``recipe --init``) records that model's training too."""
     summary1 = json.loads((run / "stage1" / "summary.json").read_text())
     summary2 = json.loads((run / "stage2" / "summary.json").read_text())
     data_info = json.loads((run / "data.json").read_text())
     with tempfile.TemporaryDirectory() as tmp:
         checkpoint = Path(tmp) / "hf"
         shutil.copytree(run / "stage2" / "model", checkpoint)
+        if average:
+            averaged = average_snapshots(run / "stage2", average, checkpoint)
+            summary2["averaged_snapshots"] = [path.stem for path in averaged]
         _with_source_template(run / "tokenizer.json", checkpoint / "tokenizer.json")
-        training = {
+        training: dict[str, Any] = {
             "recipe": _recipe(run),
             "stage1": {"data": "synthetic + learner pairs (learner x2)", **summary1},
             "stage2": {"data": "learner pairs only", **summary2},
@@ -144,13 +195,18 @@ def package(run: Path, out: Path, data: Path | None, method: str = "static") -> 
             "hardware": {"device": summary1["device"], **machine()},  # where this packaging ran too
             "hours": round((summary1["minutes"] + summary2["minutes"]) / 60, 2),
         }
+        if continues is not None:
+            before = ModelManifest.load(continues)
+            earlier = before.extra.get("training", {})
+            training["continued_from"] = {"model": f"{before.name} version {before.version}", "training": earlier}
+            training["hours"] = round(training["hours"] + earlier.get("hours", 0.0), 2)
         record = {
             "licence": LICENCE_NOTE,
             "training_data": TRAINING_DATA,
             "training": training,
             "tokenizer_info": {"type": "byte-level BPE (HF tokenizers)", "vocab_size": data_info["vocab_size"]},
         }
-        return _ship(checkpoint, out, data, method, "gec-default", "1", record)
+        return _ship(checkpoint, out, data, method, "gec-default", version, record)
 
 
 def _ship(
@@ -170,8 +226,11 @@ def _ship(
     )
     if data is not None:
         ship_vocabulary(out, data)
-        manifest = ship_spelling_model(out, data)
-        manifest.extra["quality"] = _dev_figures(out, data)
+        ship_spelling_model(out, data)
+        ship_language_model(out, data)
+        quality = _dev_figures(out, data)
+        manifest = ModelManifest.load(out)
+        manifest.extra["quality"] = quality
         manifest.save(out)
     return manifest
 
@@ -201,9 +260,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("models/gec-default"))
     parser.add_argument("--data", type=Path, default=None, help="data dir: calibration and dev-set figures")
     parser.add_argument("--method", default="static")
+    parser.add_argument("--version", default="1", help="with --run: the version the manifest names")
+    parser.add_argument("--continues", type=Path, default=None, help="with --run: the model folder it continued")
+    parser.add_argument("--average", type=int, default=0, help="with --run: average stage 2's last N snapshots")
     args = parser.parse_args(argv)
     if args.run is not None:
-        manifest = package(args.run, args.out, args.data, args.method)
+        manifest = package(args.run, args.out, args.data, args.method, args.version, args.continues, args.average)
     else:
         manifest = repackage(args.checkpoint, args.out, args.data, args.method)
     print(json.dumps(manifest.extra.get("quality", {}), indent=2), file=sys.stderr)
