@@ -53,8 +53,9 @@ def test_two_replicas_draw_on_one_redis_bucket_atomically(redis_prefix: str) -> 
 
     async def run() -> list[float]:
         failures: list[None] = []
-        first = RateLimiter(REDIS_URL, redis_prefix, lambda: failures.append(None))
-        second = RateLimiter(REDIS_URL, redis_prefix, lambda: failures.append(None))
+        # Atomicity is the point here, not the timeout: a loaded machine may stall a take past the default 0.25 s.
+        first = RateLimiter(REDIS_URL, redis_prefix, lambda: failures.append(None), timeout_s=5.0)
+        second = RateLimiter(REDIS_URL, redis_prefix, lambda: failures.append(None), timeout_s=5.0)
         try:
             waits = await asyncio.gather(takes(first, "alice", SLOW, 20), takes(second, "alice", SLOW, 20))
             other = await second.take("bob", SLOW)
