@@ -74,7 +74,7 @@ def correct_texts(
         biases = [keep_bias] * len(sources)
         for i, result in zip(chunk, engine.generate(sources, decoding, params, keep_biases=biases), strict=True):
             output = engine.codec.decode(result.tokens)
-            outputs[i] = output if review is None else review.review(plans[flat[i][0]][flat[i][1]].text, output)
+            outputs[i] = output if review is None else review.review(plans[flat[i][0]][flat[i][1]].text, output).text
         bar.update(len(chunk))
     bar.close()
     corrected: list[Assembled] = []

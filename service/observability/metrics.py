@@ -169,6 +169,14 @@ class Metrics:
             namespace=ns,
             registry=r,
         )
+        self.review_edits = Counter(
+            "review_edits",
+            "Edits the language model's review changed in decoded sentences (before they were cached): the model's "
+            "edits it took back (vetoed), and article and preposition edits it added (proposed).",
+            ["queue", "action"],
+            namespace=ns,
+            registry=r,
+        )
         self.batch_errors = Counter(
             "batch_errors", "Batches that failed, by reason.", ["queue", "reason"], namespace=ns, registry=r
         )
@@ -284,6 +292,12 @@ class Metrics:
 
     def shared_sentences(self, queue: str, count: int) -> None:
         self.shared_sentences_total.labels(queue).inc(count)
+
+    def reviewed(self, queue: str, vetoed: int, proposed: int) -> None:
+        if vetoed:
+            self.review_edits.labels(queue, "vetoed").inc(vetoed)
+        if proposed:
+            self.review_edits.labels(queue, "proposed").inc(proposed)
 
     def batch_error(self, queue: str, reason: str) -> None:
         self.batch_errors.labels(queue, reason).inc()

@@ -187,7 +187,7 @@ class SentenceDispatcher:
             outcomes = await self._submit(self.queues.get(arm), arm.name, jobs)
             outputs = [self._texts(outcome.result) for outcome in outcomes]
             if self.review is not None:
-                outputs = await asyncio.to_thread(self._reviewed, jobs, outputs)
+                outputs = await asyncio.to_thread(self._reviewed, arm.queue, jobs, outputs)
             decoded, stored = {}, []
             for (key, flight), job, outcome, texts in zip(flights.items(), jobs, outcomes, outputs, strict=True):
                 result = outcome.result
@@ -210,13 +210,15 @@ class SentenceDispatcher:
         """A decode's outputs as text, best first."""
         return [self.codec.decode(h.tokens) for h in result.hypotheses] or [self.codec.decode(result.tokens)]
 
-    def _reviewed(self, jobs: Sequence[Job], outputs: list[list[str]]) -> list[list[str]]:
-        """Each sentence's outputs with the best one reviewed against what the model read."""
+    def _reviewed(self, queue: str, jobs: Sequence[Job], outputs: list[list[str]]) -> list[list[str]]:
+        """Each sentence's outputs with the best one reviewed against what the model read (counted by queue)."""
         assert self.review is not None
-        return [
-            [self.review.review(self.codec.decode(job.tokens), texts[0]), *texts[1:]]
-            for job, texts in zip(jobs, outputs, strict=True)
-        ]
+        reviewed = []
+        for job, texts in zip(jobs, outputs, strict=True):
+            result = self.review.review(self.codec.decode(job.tokens), texts[0])
+            self.metrics.reviewed(queue, result.vetoed, result.proposed)
+            reviewed.append([result.text, *texts[1:]])
+        return reviewed
 
     async def generate(
         self, units: Sequence[Unit], payload: tuple[str, DecodeParams], deadline: float, timings: Timings

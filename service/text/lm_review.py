@@ -78,20 +78,33 @@ def _cased(word: str, like: str) -> str:
 
 
 @dataclass(frozen=True)
+class Reviewed:
+    """A reviewed correction, and how many of the model's edits were taken back and how many were added."""
+
+    text: str
+    vetoed: int = 0
+    proposed: int = 0
+
+
+@dataclass(frozen=True)
 class LanguageModelReview:
     model: NgramModel
     veto_margin: float = VETO_MARGIN
     propose_margin: float = PROPOSE_MARGIN
 
-    def review(self, source: str, corrected: str) -> str:
+    def review(self, source: str, corrected: str) -> Reviewed:
         """``corrected`` (the model's output for ``source``) with the edits the model vetoes dropped and its proposals
         added; an output the guard refuses (``guard.degenerate``) is left for it to drop."""
         if guard.degenerate(source, corrected) is not None:
-            return corrected
-        return self.propose(self.veto(source, corrected))
+            return Reviewed(corrected)
+        kept, vetoed = self.veto(source, corrected)
+        proposed, count = self.propose(kept)
+        return Reviewed(proposed, vetoed, count)
 
-    def veto(self, source: str, corrected: str) -> str:
-        kept = extract_edits(source, corrected)
+    def veto(self, source: str, corrected: str) -> tuple[str, int]:
+        """``corrected`` with the edits the model takes back undone, and how many."""
+        edits = extract_edits(source, corrected)
+        kept = list(edits)
         while kept:  # take back the edit whose removal raises the score most, while that beats the margin
             texts = [apply_edits(source, kept[:i] + kept[i + 1 :]) for i in range(len(kept))]
             scores = self.model.scores([apply_edits(source, kept), *texts])
@@ -99,18 +112,19 @@ class LanguageModelReview:
             if scores[1 + best] - scores[0] <= self.veto_margin:
                 break
             del kept[best]
-        return apply_edits(source, kept)
+        return (corrected, 0) if len(kept) == len(edits) else (apply_edits(source, kept), len(edits) - len(kept))
 
-    def propose(self, text: str) -> str:
-        for _ in range(MAX_PROPOSALS):
+    def propose(self, text: str) -> tuple[str, int]:
+        """``text`` with the model's proposals made, and how many."""
+        for made in range(MAX_PROPOSALS):
             tokens, spans = tokens_with_spans(text)
             candidates = proposals(text, tokens, spans)
             if not candidates:
-                break
+                return text, made
             edits = [(c.position, c.removed, token_keys(c.inserted)) for c in candidates]
             gains = self.model.deltas(token_keys(tokens), edits)
             best = int(np.argmax(gains))
             if gains[best] <= self.propose_margin:
-                break
+                return text, made
             text = candidates[best].applied(text)
-        return text
+        return text, MAX_PROPOSALS

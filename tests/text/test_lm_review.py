@@ -29,32 +29,36 @@ def review() -> LanguageModelReview:
 def test_an_edit_the_corpus_never_saw_is_vetoed_and_a_good_one_kept(review: LanguageModelReview) -> None:
     source = "She go to the market on Monday."
     # the model fixed "go" but also rewrote "market" as a word the corpus never saw
-    assert review.veto(source, "She went to the marker on Monday.") == "She went to the market on Monday."
+    assert review.veto(source, "She went to the marker on Monday.") == ("She went to the market on Monday.", 1)
+    reviewed = review.review(source, "She went to the marker on Monday.")
+    assert (reviewed.text, reviewed.vetoed, reviewed.proposed) == ("She went to the market on Monday.", 1, 0)
 
 
 def test_the_parts_of_one_change_stand_or_fall_together(review: LanguageModelReview) -> None:
     source = "She go to the market on Monday."
     moved = "She went to market the on Monday."  # "market" moved: a deletion and an insertion
-    assert review.veto(source, moved) in (moved, "She went to the market on Monday.")
+    assert review.veto(source, moved)[0] in (moved, "She went to the market on Monday.")
 
 
 def test_the_likely_preposition_and_article_are_proposed(review: LanguageModelReview) -> None:
-    assert review.propose("She went to the market in Monday.") == "She went to the market on Monday."
-    assert review.propose("I looked at sky.") == "I looked at the sky."
-    assert review.review("He go to the park on Sunday.", "He went to the park on Sunday.") == (
+    assert review.propose("She went to the market in Monday.") == ("She went to the market on Monday.", 1)
+    assert review.propose("I looked at sky.") == ("I looked at the sky.", 1)
+    assert review.review("He go to the park on Sunday.", "He went to the park on Sunday.").text == (
         "He went to the park on Sunday."
     )
+    both = review.review("I looked at in sky.", "I looked at in sky.")  # the preposition goes, the article comes
+    assert (both.text, both.vetoed, both.proposed) == ("I looked at the sky.", 0, 2)
 
 
 def test_nothing_better_means_no_edit(review: LanguageModelReview) -> None:
     for sentence in ("They went to the shop on Monday.", "Completely different words here."):
-        assert review.review(sentence, sentence) == sentence
+        assert review.review(sentence, sentence).text == sentence
 
 
 def test_a_degenerate_output_is_left_for_the_guard(review: LanguageModelReview) -> None:
     source = "We went to the park on Sunday."
     looping = "We went to the the the the the the park on Sunday."
-    assert review.review(source, looping) == looping
+    assert review.review(source, looping).text == looping
 
 
 def test_proposals_are_one_edit_each_on_the_text_and_its_tokens() -> None:
