@@ -177,8 +177,13 @@ def package(
 ) -> ModelManifest:
     """Ship ``run``'s final weights (or the average of stage 2's last ``average`` snapshots) as ``version``; a run
     that continued the model folder ``continues`` (``recipe --init``) records that model's training too."""
-    summary1 = json.loads((run / "stage1" / "summary.json").read_text())
-    summary2 = json.loads((run / "stage2" / "summary.json").read_text())
+    stage_data = {"stage1": "synthetic + learner pairs (learner x2)", "stage2": "learner pairs only"}
+    summaries = {  # stage 1 has no folder in a run that fine-tuned a model (recipe --schedule cpu-finetune)
+        stage: json.loads((run / stage / "summary.json").read_text())
+        for stage in stage_data
+        if (run / stage / "summary.json").exists()
+    }
+    summary2 = summaries["stage2"]
     data_info = json.loads((run / "data.json").read_text())
     with tempfile.TemporaryDirectory() as tmp:
         checkpoint = Path(tmp) / "hf"
@@ -189,11 +194,10 @@ def package(
         _with_source_template(run / "tokenizer.json", checkpoint / "tokenizer.json")
         training: dict[str, Any] = {
             "recipe": _recipe(run),
-            "stage1": {"data": "synthetic + learner pairs (learner x2)", **summary1},
-            "stage2": {"data": "learner pairs only", **summary2},
+            **{stage: {"data": stage_data[stage], **summary} for stage, summary in summaries.items()},
             "data": data_info,
-            "hardware": {"device": summary1["device"], **machine()},  # where this packaging ran too
-            "hours": round((summary1["minutes"] + summary2["minutes"]) / 60, 2),
+            "hardware": {"device": summary2["device"], **machine()},  # where this packaging ran too
+            "hours": round(sum(summary["minutes"] for summary in summaries.values()) / 60, 2),
         }
         if continues is not None:
             before = ModelManifest.load(continues)

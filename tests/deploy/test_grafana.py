@@ -59,6 +59,7 @@ def exported() -> dict[str, frozenset[str]]:
     metrics.drop_jobs("accelerated", "queue_full")
     metrics.batch_error("accelerated", "engine")
     metrics.shared_sentences("accelerated", 2)
+    metrics.reviewed("accelerated", 1, 1)
     metrics.set_queue("accelerated", 1, 2)
     metrics.cache_lookup("memory", 1, 1)
     metrics.cache_error("get")
