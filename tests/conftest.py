@@ -21,6 +21,7 @@ from models.gec.vocabulary import ship_vocabulary
 FIXTURE_MODEL = Path(__file__).parent / "fixtures" / "tiny-gec"
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = ROOT / "models" / "gec-default"
+SHIPPED_MODELS = sorted(manifest.parent for manifest in (ROOT / "models").glob("gec-*/manifest.json"))
 DEV_DATA = ROOT.parent / "shared" / "data" / "dev"  # ../shared beside the checkout, as in CI
 REDIS_URL = "redis://127.0.0.1:6379/0"  # .ci/run starts a server here when none answers
 

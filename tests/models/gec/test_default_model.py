@@ -1,5 +1,5 @@
-"""The shipped default model: its files, its manifest, its tokenizer on every dev sentence, and
-aggressive decoding equal to greedy on real dev sentences."""
+"""The shipped models (the default and the earlier version kept beside it): their files, their manifests, their
+tokenizers on every dev sentence, and aggressive decoding equal to greedy on real dev sentences."""
 
 from __future__ import annotations
 
@@ -12,15 +12,20 @@ from hypothesis import strategies as st
 
 from service.engine.engine import Engine
 from service.engine.runtime import RuntimeOptions
+from tests.conftest import DEV_DATA as DEV
+from tests.conftest import SHIPPED_MODELS
 
-ROOT = Path(__file__).resolve().parents[3]
-MODEL = ROOT / "models" / "gec-default"
-DEV = ROOT.parent / "shared" / "data" / "dev"
+MAX_SHIPPED_MIB = 50  # the int8 graphs, tokenizer, vocabulary, spelling ranking and language model
+
+
+@pytest.fixture(scope="module", params=SHIPPED_MODELS, ids=lambda path: path.name)
+def model(request: pytest.FixtureRequest) -> Path:
+    return request.param
 
 
 @pytest.fixture(scope="module")
-def engine() -> Engine:
-    return Engine(MODEL, options=RuntimeOptions(intra_op_threads=1))
+def engine(model: Path) -> Engine:
+    return Engine(model, options=RuntimeOptions(intra_op_threads=1))
 
 
 def _dev_lines() -> list[str]:
@@ -33,20 +38,21 @@ def _dev_lines() -> list[str]:
     return lines
 
 
-def test_shipped_files_are_int8_only_and_small() -> None:
-    manifest = json.loads((MODEL / "manifest.json").read_text())
+def test_shipped_files_are_int8_only_and_small(model: Path) -> None:
+    manifest = json.loads((model / "manifest.json").read_text())
     assert set(manifest["variants"]) == {"int8"}
-    files = [p for p in MODEL.iterdir() if p.is_file()]
+    files = [p for p in model.iterdir() if p.is_file()]
     assert not any(p.name in ("encoder.onnx", "decoder.onnx") or p.suffix in (".pt", ".bin") for p in files)
-    assert sum(p.stat().st_size for p in files) <= 30 * 2**20
+    assert sum(p.stat().st_size for p in files) <= MAX_SHIPPED_MIB * 2**20
 
 
-def test_manifest_records_provenance_and_quality() -> None:
-    manifest = json.loads((MODEL / "manifest.json").read_text())
+def test_manifest_records_provenance_and_quality(model: Path) -> None:
+    manifest = json.loads((model / "manifest.json").read_text())
     assert "NON-COMMERCIAL" in manifest["licence"]
     assert {d["name"].split()[0] for d in manifest["training_data"]} >= {"W&I+LOCNESS", "FCE", "NUCLE", "Lang-8"}
     training = manifest["training"]
-    assert training["stage1"]["steps"] > 0 and training["stage2"]["steps"] > 0 and training["hours"] > 0
+    first = training.get("continued_from", {}).get("training", training)  # a fine-tuned model's stage 1 came first
+    assert first["stage1"]["steps"] > 0 and training["stage2"]["steps"] > 0 and training["hours"] > 0
     assert "hardware" in training and "recipe" in training
     quality = manifest["quality"]
     assert quality["jfleg_dev"]["sentences"] == 754 and quality["fce_dev"]["sentences"] == 2210
