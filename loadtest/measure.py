@@ -48,7 +48,7 @@ from service.engine.report import machine, table, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCUSTFILES = "loadtest/locustfile.py,loadtest/shapes.py"
-STAGES = ("preprocess", "cache", "queue", "inference", "postprocess")
+STAGES = ("preprocess", "cache", "queue", "inference", "review", "postprocess")
 TICKS = os.sysconf("SC_CLK_TCK")
 COMPARE_COLUMNS = [
     "load",
@@ -143,7 +143,7 @@ def compare_rows(runs: list[dict[str, Any]], loads: dict[int, str]) -> tuple[lis
                 **{p: step[p] for p in PERCENTILES},
                 "server_queue_ms": stages["queue"],
                 "server_inference_ms": stages["inference"],
-                "server_other_ms": stages["preprocess"] + stages["cache"] + stages["postprocess"],
+                "server_other_ms": sum(stages.get(s, 0.0) for s in STAGES if s not in ("queue", "inference")),
                 "mean_batch": run["server"]["mean_batch"],
                 "server_cpu_pct": run["server_cpu_pct"],
                 "locust_cpu_pct": run["locust_cpu_pct"],

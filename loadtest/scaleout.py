@@ -37,7 +37,7 @@ from loadtest.spawn import RunningServer, start_server, start_worker
 from service.engine.report import input_lines, latency_summary, table, write_json
 
 COLUMNS = ["topology", "concurrency", "requests", "errors", "req_per_s", "p50_ms", "p95_ms", "p99_ms"]
-STAGES = ["preprocess", "cache", "queue", "inference", "postprocess", "total"]
+STAGES = ["preprocess", "cache", "queue", "inference", "review", "postprocess", "total"]
 
 
 def _topologies(

@@ -116,6 +116,7 @@ class TimingsMs(BaseModel):
     cache: float
     queue: float
     inference: float
+    review: float
     postprocess: float
     total: float
 

@@ -19,7 +19,7 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, choose_encode
 __all__ = ["LATENCY_BUCKETS", "NO_EXPERIMENT", "REQUEST_STAGES", "Metrics", "log_buckets"]
 
 NO_EXPERIMENT = "none"
-REQUEST_STAGES = ("preprocess", "cache", "queue", "inference", "postprocess")
+REQUEST_STAGES = ("preprocess", "cache", "queue", "inference", "review", "postprocess")
 
 
 def log_buckets(low: float, high: float, count: int) -> tuple[float, ...]:
@@ -59,7 +59,7 @@ class Metrics:
         )
         self.stage_seconds = Histogram(
             "stage_duration_seconds",
-            "Time a successful request spent in one stage (preprocess, cache, queue, inference, postprocess).",
+            "Time a successful request spent in one stage (preprocess, cache, queue, inference, review, postprocess).",
             ["stage", *arm],
             namespace=ns,
             buckets=LATENCY_BUCKETS,

@@ -68,6 +68,7 @@ class _Decoded:
     texts: list[str]
     job: Job
     outcome: Outcome
+    review: float  # seconds the language model's review of the lead request's decode took
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,7 @@ class SentenceDispatcher:
                 if result is not None:
                     decoded[key] = result.texts
                     _add_timings(timings, result.job, result.outcome, joined_at)
+                    timings.review = max(timings.review, result.review)
             remaining = {key: tokens for key, tokens in remaining.items() if key not in decoded}
             if remaining and time.monotonic() >= deadline:
                 raise RequestDeadlineError("not decoded in time: the request decoding its sentence gave it up")
@@ -186,12 +188,15 @@ class SentenceDispatcher:
             ]
             outcomes = await self._submit(self.queues.get(arm), arm.name, jobs)
             outputs = [self._texts(outcome.result) for outcome in outcomes]
+            review_started = time.monotonic()
             if self.review is not None:
                 outputs = await asyncio.to_thread(self._reviewed, arm.queue, jobs, outputs)
+            reviewed = time.monotonic() - review_started
+            timings.review = max(timings.review, reviewed)
             decoded, stored = {}, []
             for (key, flight), job, outcome, texts in zip(flights.items(), jobs, outcomes, outputs, strict=True):
                 result = outcome.result
-                done = _Decoded(texts, job, outcome)
+                done = _Decoded(texts, job, outcome, reviewed)
                 flight.done.set_result(done)
                 decoded[key] = texts
                 stored.append((key, json.dumps(texts)))

@@ -49,6 +49,7 @@ class Timings:
     cache: float = 0.0
     queue: float = 0.0
     inference: float = 0.0
+    review: float = 0.0  # the language model's review of the decoded sentences, where the model ships one
     postprocess: float = 0.0
     total: float = 0.0
 

@@ -45,7 +45,7 @@ def test_response_shape_and_correction(server) -> None:
     assert body["arm"] == body["backend"] == "accelerated" == response.headers["x-gecserve-arm"]
     assert "experiment" not in body  # no experiment runs on this server
     assert body["model"] == {"name": "tiny-gec", "version": "1"}
-    assert set(body["timings_ms"]) == {"preprocess", "cache", "queue", "inference", "postprocess", "total"}
+    assert set(body["timings_ms"]) == {"preprocess", "cache", "queue", "inference", "review", "postprocess", "total"}
     first = body["edits"][0]
     assert first["original"] == "i" and first["replacement"] == "I" and first["type"] == "capitalisation"
     assert set(first) == {"id", "offset", "length", "original", "replacement", "alternatives", "sentence", "type"}

@@ -139,13 +139,16 @@ def test_the_language_model_reviews_what_is_served_as_offline(tmp_path) -> None:
     texts = ["i saw a apple yesterday", "Tom found an owl. The cat likes teh old car."]
 
     async def body(pipeline: Pipeline):
-        answers = [(await pipeline.correct(CorrectRequest([text], single=True))).corrections[0].text for text in texts]
-        return answers, sample(pipeline, "gecserve_review_edits_total", queue="accelerated", action="vetoed")
+        results = [await pipeline.correct(CorrectRequest([text], single=True)) for text in texts]
+        answers = [result.corrections[0].text for result in results]
+        reviewing = min(result.timings.review for result in results)  # a stage of its own, after inference
+        return answers, sample(pipeline, "gecserve_review_edits_total", queue="accelerated", action="vetoed"), reviewing
 
     config = Settings(model_path=model, model_variant="int8")
-    reviewed, vetoed = asyncio.run(with_pipeline(config, body))
-    plain, none = asyncio.run(with_pipeline(config.model_copy(update={"lm_review": False}), body))
+    reviewed, vetoed, reviewing = asyncio.run(with_pipeline(config, body))
+    plain, none, not_reviewing = asyncio.run(with_pipeline(config.model_copy(update={"lm_review": False}), body))
     assert (vetoed, none) == (1, 0)  # "an" taken back once (the warm-up's sentences had nothing to take back)
+    assert reviewing > not_reviewing
     engine = Engine(model, variant="int8")
     assert reviewed == [c.text for c in correct_texts(engine, texts, review=model_review(model))]
     assert plain == [c.text for c in correct_texts(engine, texts)]

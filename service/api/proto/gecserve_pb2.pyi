@@ -71,20 +71,22 @@ class ModelInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class Timings(_message.Message):
-    __slots__ = ("queue", "preprocess", "inference", "total", "cache", "postprocess")
+    __slots__ = ("queue", "preprocess", "inference", "total", "cache", "postprocess", "review")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     PREPROCESS_FIELD_NUMBER: _ClassVar[int]
     INFERENCE_FIELD_NUMBER: _ClassVar[int]
     TOTAL_FIELD_NUMBER: _ClassVar[int]
     CACHE_FIELD_NUMBER: _ClassVar[int]
     POSTPROCESS_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_FIELD_NUMBER: _ClassVar[int]
     queue: float
     preprocess: float
     inference: float
     total: float
     cache: float
     postprocess: float
-    def __init__(self, queue: _Optional[float] = ..., preprocess: _Optional[float] = ..., inference: _Optional[float] = ..., total: _Optional[float] = ..., cache: _Optional[float] = ..., postprocess: _Optional[float] = ...) -> None: ...
+    review: float
+    def __init__(self, queue: _Optional[float] = ..., preprocess: _Optional[float] = ..., inference: _Optional[float] = ..., total: _Optional[float] = ..., cache: _Optional[float] = ..., postprocess: _Optional[float] = ..., review: _Optional[float] = ...) -> None: ...
 
 class Correction(_message.Message):
     __slots__ = ("text", "edits")

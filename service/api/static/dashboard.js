@@ -5,7 +5,7 @@
 const REFRESH_MS = 2000;
 const COLOURS = ["#2f6fde", "#e0661b", "#1b9e5a", "#9b3fc4", "#c43f5b", "#6b7a8f"];
 const QUANTILES = ["p50", "p95", "p99"];
-const STAGES = ["preprocess", "cache", "queue", "inference", "postprocess"];
+const STAGES = ["preprocess", "cache", "queue", "inference", "review", "postprocess"];
 const charts = {};
 const pinned = new URLSearchParams(location.search).get("experiment"); // ?experiment=NAME
 let experimentName = pinned;
