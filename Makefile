@@ -52,8 +52,13 @@ fixture: $(VENV)/.dev
 
 ## Rebuild the default model from ../shared/data (hours on CPU; see models/README.md).
 model: $(VENV)/.dev
-	$(BIN)/python -m models.gec.recipe --data ../shared/data --run runs/gec-default --device cpu
-	$(BIN)/python -m models.gec.package --run runs/gec-default --out $(MODEL)
+	$(BIN)/python -m models.gec.recipe --data ../shared/data --run runs/gec-v2 --device cpu
+	$(BIN)/python -m models.gec.package --run runs/gec-v2 --out models/gec-v2 --version 2 --data ../shared/data
+	$(BIN)/python -m models.gec.unpack --model models/gec-v2 --out runs/gec-v2-hf
+	$(BIN)/python -m models.gec.recipe --data ../shared/data --run runs/gec-v3 --init runs/gec-v2-hf \
+		--schedule cpu-finetune --seed 3
+	$(BIN)/python -m models.gec.package --run runs/gec-v3 --out $(MODEL) --version 3 --continues models/gec-v2 \
+		--data ../shared/data
 
 ## The shipped model's weights as a transformers checkpoint: the CTranslate2 peer of `make bench`.
 runs/gec-default-hf: $(VENV)/.dev

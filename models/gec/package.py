@@ -95,7 +95,7 @@ def _recipe(run: Path) -> dict[str, Any] | str:
     return "python -m models.gec.recipe --data ../shared/data --run runs/gec-default --device cpu"
 
 
-KEEP_BIAS_GRID = (-2.0, -1.5, -1.0, -0.5, 0.0, 0.5)
+KEEP_BIAS_GRID = (-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 0.75, 1.0)
 MIN_KEPT = 0.95  # the default level keeps at least this share of FCE dev's sentences that need no edit unchanged
 FIGURES = ("sentences", "gleu", "gleu_std", "exact_match", "unchanged_kept", "needs_no_change", "changed")
 
@@ -119,12 +119,12 @@ def _dev_sets(model_dir: Path, data: Path) -> Callable[..., dict[str, Any]]:
     return sets
 
 
-def keep_bias_levels(curve: Sequence[dict[str, Any]]) -> dict[str, float]:
+def keep_bias_levels(curve: Sequence[dict[str, Any]], min_kept: float = MIN_KEPT) -> dict[str, float]:
     """The model's levels from its figures across the keep bias (rows of ``keep_bias``, ``jfleg_dev``,
     ``fce_dev``): ``default`` is the bias with the best mean GLEU of the two sets among those that keep
-    ``MIN_KEPT`` of FCE dev's sentences needing no edit unchanged (the highest bias if none does); ``picky``, the
+    ``min_kept`` of FCE dev's sentences needing no edit unchanged (the highest bias if none does); ``picky``, the
     recall end, the bias below it with the best JFLEG dev GLEU (the default if none is below it)."""
-    kept = [row for row in curve if row["fce_dev"]["unchanged_kept"] >= MIN_KEPT]
+    kept = [row for row in curve if row["fce_dev"]["unchanged_kept"] >= min_kept]
     mean = lambda row: (row["jfleg_dev"]["gleu"] + row["fce_dev"]["gleu"]) / 2  # noqa: E731
     default = max(kept, key=mean) if kept else max(curve, key=lambda row: row["keep_bias"])
     below = [row for row in curve if row["keep_bias"] < default["keep_bias"]]
@@ -132,15 +132,24 @@ def keep_bias_levels(curve: Sequence[dict[str, Any]]) -> dict[str, float]:
     return {"default": default["keep_bias"], "picky": picky["keep_bias"]}
 
 
-def _dev_figures(model_dir: Path, data: Path) -> dict[str, Any]:
+def _served_figures(model_dir: Path, data: Path) -> dict[str, Any]:
+    """A shipped model's dev figures as it is served (its spelling stage, review and default keep bias)."""
+    levels = ModelManifest.load(model_dir).keep_bias
+    return _dev_sets(model_dir, data)(model_speller(model_dir), levels["default"], model_review(model_dir))
+
+
+def _dev_figures(model_dir: Path, data: Path, replaces: Path | None = None) -> dict[str, Any]:
     """The keep bias measured across ``KEEP_BIAS_GRID`` (served path), the levels named in the manifest from it,
     the served path's figures at the default level, and the model's alone (no spelling stage, no review, no
-    bias) under ``model_alone``."""
+    bias) under ``model_alone``. A model that ``replaces`` another keeps at least as many of FCE dev's correct
+    sentences as written as that one does as served (its figures under ``replaces``)."""
     sets = _dev_sets(model_dir, data)
     speller, review = model_speller(model_dir), model_review(model_dir)
     curve = [{"keep_bias": bias, **sets(speller, bias, review)} for bias in KEEP_BIAS_GRID]
+    before = _served_figures(replaces, data) if replaces is not None else None
+    min_kept = max(MIN_KEPT, before["fce_dev"]["unchanged_kept"]) if before else MIN_KEPT
     manifest = ModelManifest.load(model_dir)
-    manifest.keep_bias = keep_bias_levels(curve)
+    manifest.keep_bias = keep_bias_levels(curve, min_kept)
     manifest.save(model_dir)
     served = next(row for row in curve if row["keep_bias"] == manifest.keep_bias["default"])
     return {
@@ -148,6 +157,7 @@ def _dev_figures(model_dir: Path, data: Path) -> dict[str, Any]:
         "keep_bias": manifest.keep_bias,
         "keep_bias_curve": curve,
         "model_alone": sets(None, 0.0, None),
+        **({"replaces": {"model": f"version {ModelManifest.load(replaces).version}", **before}} if before else {}),
         "decoding": "aggressive (identical to greedy), with the default keep bias; the language model's review",
     }
 
@@ -210,11 +220,18 @@ def package(
             "training": training,
             "tokenizer_info": {"type": "byte-level BPE (HF tokenizers)", "vocab_size": data_info["vocab_size"]},
         }
-        return _ship(checkpoint, out, data, method, "gec-default", version, record)
+        return _ship(checkpoint, out, data, method, "gec-default", version, record, replaces=continues)
 
 
 def _ship(
-    checkpoint: Path, out: Path, data: Path | None, method: str, name: str, version: str, record: dict[str, Any]
+    checkpoint: Path,
+    out: Path,
+    data: Path | None,
+    method: str,
+    name: str,
+    version: str,
+    record: dict[str, Any],
+    replaces: Path | None = None,
 ) -> ModelManifest:
     """Export int8 only (calibrated on training sentences when ``data`` is given), then add the dev figures."""
     manifest = export(
@@ -232,7 +249,7 @@ def _ship(
         ship_vocabulary(out, data)
         ship_spelling_model(out, data)
         ship_language_model(out, data)
-        quality = _dev_figures(out, data)
+        quality = _dev_figures(out, data, replaces)
         manifest = ModelManifest.load(out)
         manifest.extra["quality"] = quality
         manifest.save(out)
@@ -265,7 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=None, help="data dir: calibration and dev-set figures")
     parser.add_argument("--method", default="static")
     parser.add_argument("--version", default="1", help="with --run: the version the manifest names")
-    parser.add_argument("--continues", type=Path, default=None, help="with --run: the model folder it continued")
+    parser.add_argument(
+        "--continues",
+        type=Path,
+        default=None,
+        help="with --run: the model folder it continued and replaces (the default level keeps its correct sentences)",
+    )
     parser.add_argument("--average", type=int, default=0, help="with --run: average stage 2's last N snapshots")
     args = parser.parse_args(argv)
     if args.run is not None:

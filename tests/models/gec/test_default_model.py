@@ -11,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.engine.engine import Engine
+from service.engine.manifest import ModelManifest
+from service.engine.offline import correct_texts, model_review, model_speller
 from service.engine.runtime import RuntimeOptions
 from tests.conftest import DEV_DATA as DEV
 from tests.conftest import SHIPPED_MODELS
@@ -75,10 +77,15 @@ def test_tokenizer_round_trips_odd_text(engine: Engine, text: str) -> None:
     assert engine.codec.decode(engine.codec.encode(text)) == text
 
 
-def test_the_model_corrects_and_keeps(engine: Engine) -> None:
-    fixed, spelled, kept = engine.correct(
-        ["She go to school every days.", "I have recieved your letter.", "The results are shown in Table 2."]
+def test_the_model_as_served_corrects_and_keeps(model: Path, engine: Engine) -> None:
+    """With its spelling stage, keep bias and review, as the service runs it (version 3's weights alone write
+    "shown in lin 2." for the last: its review takes that back)."""
+    texts = ["She go to school every days.", "I have recieved your letter.", "The results are shown in Table 2."]
+    levels = ModelManifest.load(model).keep_bias
+    served = correct_texts(
+        engine, texts, speller=model_speller(model), keep_bias=levels["default"], review=model_review(model)
     )
+    fixed, spelled, kept = [correction.text for correction in served]
     assert "every day." in fixed and "go to" not in fixed
     assert spelled == "I have received your letter."
     assert kept == "The results are shown in Table 2."

@@ -28,3 +28,9 @@ def test_without_a_bias_that_keeps_enough_the_highest_is_the_default() -> None:
 
 def test_with_nothing_below_the_default_picky_is_the_default() -> None:
     assert keep_bias_levels([_row(-1.0, 47.0, 63.0, 0.96)]) == {"default": -1.0, "picky": -1.0}
+
+
+def test_a_model_that_replaces_another_keeps_as_many_correct_sentences() -> None:
+    curve = [_row(0.0, 47.6, 64.2, 0.931), _row(0.5, 46.9, 63.7, 0.952), _row(0.75, 46.6, 63.3, 0.961)]
+    assert keep_bias_levels(curve)["default"] == 0.5
+    assert keep_bias_levels(curve, min_kept=0.953)["default"] == 0.75  # the replaced version kept 95.3%
