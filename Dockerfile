@@ -64,12 +64,14 @@ RUN python3 -m venv /opt/venv \
 
 # The shipped graphs are static int8 (QDQ), which CUDA runs dequantised: a GPU gets the fp32
 # graphs, exported from the same weights (models.gec.unpack, then `gecserve export`, verified
-# against PyTorch). torch and transformers stay in this stage.
+# against PyTorch), with the shipped folder's spelling stage, language model and keep-bias levels
+# (models.gec.carry). torch and transformers stay in this stage.
 FROM cpu-build AS gpu-model
 RUN /opt/venv/bin/pip install --no-compile "/src[build]" \
     && /opt/venv/bin/python -m models.gec.unpack --model /src/models/gec-default --out /tmp/gec-default-hf \
     && /opt/venv/bin/gecserve export --from /tmp/gec-default-hf --out /out/gec-default-fp32 \
-        --name gec-default --version 3
+        --name gec-default --version 3 \
+    && /opt/venv/bin/python -m models.gec.carry --from /src/models/gec-default --to /out/gec-default-fp32
 
 FROM gpu-base AS gpu
 COPY --from=gpu-build /opt/venv /opt/venv
