@@ -45,10 +45,10 @@ from tqdm import tqdm
 from loadtest.report import PERCENTILES, curves, markdown, plot, read_csv, saturation, steps_markdown
 from loadtest.spawn import RunningServer, start_server
 from service.engine.report import machine, table, write_json
+from service.observability import REQUEST_STAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCUSTFILES = "loadtest/locustfile.py,loadtest/shapes.py"
-STAGES = ("preprocess", "cache", "queue", "inference", "review", "postprocess")
 TICKS = os.sysconf("SC_CLK_TCK")
 COMPARE_COLUMNS = [
     "load",
@@ -96,7 +96,7 @@ def _server_means(before: dict[tuple[str, ...], float], after: dict[tuple[str, .
         total = after.get((f"{prefix}_sum", what, arm), 0) - before.get((f"{prefix}_sum", what, arm), 0)
         return total / count if count else math.nan
 
-    stages = {s: 1e3 * mean("gecserve_stage_duration_seconds", s) for s in STAGES}
+    stages = {s: 1e3 * mean("gecserve_stage_duration_seconds", s) for s in REQUEST_STAGES}
     return {"stages_ms": stages, "mean_batch": mean("gecserve_batch_size", "batch")}
 
 
@@ -143,7 +143,7 @@ def compare_rows(runs: list[dict[str, Any]], loads: dict[int, str]) -> tuple[lis
                 **{p: step[p] for p in PERCENTILES},
                 "server_queue_ms": stages["queue"],
                 "server_inference_ms": stages["inference"],
-                "server_other_ms": sum(stages.get(s, 0.0) for s in STAGES if s not in ("queue", "inference")),
+                "server_other_ms": sum(stages.get(s, 0.0) for s in REQUEST_STAGES if s not in ("queue", "inference")),
                 "mean_batch": run["server"]["mean_batch"],
                 "server_cpu_pct": run["server_cpu_pct"],
                 "locust_cpu_pct": run["locust_cpu_pct"],

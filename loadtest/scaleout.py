@@ -35,9 +35,10 @@ from tqdm import tqdm
 from loadtest.serve import closed_loop
 from loadtest.spawn import RunningServer, start_server, start_worker
 from service.engine.report import input_lines, latency_summary, table, write_json
+from service.observability import REQUEST_STAGES
 
 COLUMNS = ["topology", "concurrency", "requests", "errors", "req_per_s", "p50_ms", "p95_ms", "p99_ms"]
-STAGES = ["preprocess", "cache", "queue", "inference", "review", "postprocess", "total"]
+STAGES = [*REQUEST_STAGES, "total"]
 
 
 def _topologies(

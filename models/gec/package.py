@@ -110,7 +110,7 @@ def _dev_sets(model_dir: Path, data: Path) -> Callable[..., dict[str, Any]]:
     jfleg_src, jfleg_refs = read(dev / "jfleg.dev.src"), [read(dev / f"jfleg.dev.ref{i}") for i in range(4)]
     fce_src, fce_refs = read(dev / "fce.dev.detok.src"), [read(dev / "fce.dev.detok.tgt")]
 
-    def sets(speller: Speller | None, keep_bias: float, review: LanguageModelReview | None) -> dict[str, Any]:
+    def sets(speller: Speller | None, keep_bias: float | None, review: LanguageModelReview | None) -> dict[str, Any]:
         options = {"speller": speller, "keep_bias": keep_bias, "review": review}
         jfleg = evaluate(engine, jfleg_src, jfleg_refs, True, **options)
         fce = evaluate(engine, fce_src, fce_refs, False, **options)
@@ -133,9 +133,8 @@ def keep_bias_levels(curve: Sequence[dict[str, Any]], min_kept: float = MIN_KEPT
 
 
 def _served_figures(model_dir: Path, data: Path) -> dict[str, Any]:
-    """A shipped model's dev figures as it is served (its spelling stage, review and default keep bias)."""
-    levels = ModelManifest.load(model_dir).keep_bias
-    return _dev_sets(model_dir, data)(model_speller(model_dir), levels["default"], model_review(model_dir))
+    """A shipped model's dev figures as it is served (its spelling stage, review and default keep bias: None)."""
+    return _dev_sets(model_dir, data)(model_speller(model_dir), None, model_review(model_dir))
 
 
 def _dev_figures(model_dir: Path, data: Path, replaces: Path | None = None) -> dict[str, Any]:

@@ -69,12 +69,14 @@ def prepare(
     learner_repeat: int = 2,
     max_len: int = 128,
     tokenizer_path: Path | None = None,
+    stage1: bool = True,
 ) -> dict:
-    """Write ``tokenizer.json``, ``stage1.npz``, ``stage2.npz`` and ``data.json`` to ``run_dir``; the tokenizer
-    is trained, or copied from ``tokenizer_path`` (a run that continues a trained model keeps its tokenizer)."""
+    """Write ``tokenizer.json``, ``stage1.npz`` (unless ``stage1`` is false: a run that only fine-tunes), ``stage2.npz``
+    and ``data.json`` to ``run_dir``; the tokenizer is trained, or copied from ``tokenizer_path`` (a run that
+    continues a trained model keeps its tokenizer)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     learner = learner_pairs(data_dir)
-    noisy, clean = synthetic_pairs(data_dir, synthetic, seed)
+    noisy, clean = synthetic_pairs(data_dir, synthetic, seed) if stage1 else ([], [])
     if tokenizer_path is None:
         tokenizer_texts = [p.src for p in learner] + [p.tgt for p in learner] + clean[:300_000]
         tokenizer: Tokenizer = train_tokenizer(tokenizer_texts, vocab_size)
@@ -85,7 +87,8 @@ def prepare(
 
     learner_packed = pack_pairs(tokenizer, [p.src for p in learner], [p.tgt for p in learner], max_len)
     synthetic_packed = pack_pairs(tokenizer, noisy, clean, max_len)
-    PackedPairs.concat([synthetic_packed] + [learner_packed] * learner_repeat).save(run_dir / "stage1.npz")
+    if stage1:
+        PackedPairs.concat([synthetic_packed] + [learner_packed] * learner_repeat).save(run_dir / "stage1.npz")
     learner_packed.save(run_dir / "stage2.npz")
 
     unchanged = sum(n == c for n, c in zip(noisy, clean, strict=True))
@@ -96,7 +99,7 @@ def prepare(
         },
         "synthetic_pairs": len(synthetic_packed),
         "synthetic_unchanged_share": round(unchanged / max(1, len(noisy)), 4),
-        "stage1_pairs": len(synthetic_packed) + learner_repeat * len(learner_packed),
+        "stage1_pairs": len(synthetic_packed) + learner_repeat * len(learner_packed) if stage1 else 0,
         "learner_repeat": learner_repeat,
         "vocab_size": tokenizer.get_vocab_size(),
         "type_weight_overrides": TYPE_WEIGHT_OVERRIDES,

@@ -106,8 +106,9 @@ def main(argv: list[str] | None = None) -> None:
 
     if not (run / "data.json").exists():
         tokenizer = args.init / "tokenizer.json" if args.init else None
-        synthetic = args.synthetic if minutes1 else 0
-        summary = prepare(args.data, run, synthetic, args.vocab_size, args.seed, tokenizer_path=tokenizer)
+        summary = prepare(
+            args.data, run, args.synthetic, args.vocab_size, args.seed, tokenizer_path=tokenizer, stage1=bool(minutes1)
+        )
         print(json.dumps(summary), file=sys.stderr)
     vocab = json.loads((run / "data.json").read_text())["vocab_size"]
     common = {

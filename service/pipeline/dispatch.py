@@ -68,7 +68,7 @@ class _Decoded:
     texts: list[str]
     job: Job
     outcome: Outcome
-    review: float  # seconds the language model's review of the lead request's decode took
+    review: float = 0.0  # seconds the language model's review of the lead request's decode took
 
 
 @dataclass(frozen=True)
@@ -188,11 +188,12 @@ class SentenceDispatcher:
             ]
             outcomes = await self._submit(self.queues.get(arm), arm.name, jobs)
             outputs = [self._texts(outcome.result) for outcome in outcomes]
-            review_started = time.monotonic()
+            reviewed = 0.0
             if self.review is not None:
+                review_started = time.monotonic()
                 outputs = await asyncio.to_thread(self._reviewed, arm.queue, jobs, outputs)
-            reviewed = time.monotonic() - review_started
-            timings.review = max(timings.review, reviewed)
+                reviewed = time.monotonic() - review_started
+                timings.review = max(timings.review, reviewed)
             decoded, stored = {}, []
             for (key, flight), job, outcome, texts in zip(flights.items(), jobs, outcomes, outputs, strict=True):
                 result = outcome.result

@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.engine.engine import Engine
-from service.engine.manifest import ModelManifest
 from service.engine.offline import correct_texts, model_review, model_speller
 from service.engine.runtime import RuntimeOptions
 from tests.conftest import DEV_DATA as DEV
@@ -81,10 +80,7 @@ def test_the_model_as_served_corrects_and_keeps(model: Path, engine: Engine) -> 
     """With its spelling stage, keep bias and review, as the service runs it (version 3's weights alone write
     "shown in lin 2." for the last: its review takes that back)."""
     texts = ["She go to school every days.", "I have recieved your letter.", "The results are shown in Table 2."]
-    levels = ModelManifest.load(model).keep_bias
-    served = correct_texts(
-        engine, texts, speller=model_speller(model), keep_bias=levels["default"], review=model_review(model)
-    )
+    served = correct_texts(engine, texts, speller=model_speller(model), review=model_review(model))
     fixed, spelled, kept = [correction.text for correction in served]
     assert "every day." in fixed and "go to" not in fixed
     assert spelled == "I have received your letter."
