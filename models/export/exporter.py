@@ -1,5 +1,7 @@
 """``gecserve export``: a Hugging Face encoder-decoder checkpoint -> a verified model folder.
 
+Families: BART, mBART, Marian and T5 (what differs between them: ``models/export/families.py``).
+
     gecserve export --from CHECKPOINT_DIR --out models/NAME [--quantize int8 [--method static] [--calibration FILE]]
 
 Writes ``encoder.onnx``, ``decoder.onnx``, ``tokenizer.json`` and ``manifest.json`` (and
@@ -23,7 +25,7 @@ from tokenizers import Tokenizer
 from transformers import AutoModelForSeq2SeqLM
 
 from models.export.calibration import record_feeds
-from models.export.families import SUPPORTED
+from models.export.families import architecture, default_decoder_start, max_positions, unsupported
 from models.export.graphs import export_graphs
 from models.export.quantize import METHODS, method_for, quantize_int8
 from models.export.verify import check_logits, greedy_agreement
@@ -77,7 +79,10 @@ def _source_template(tokenizer: Tokenizer) -> tuple[list[int], list[int]]:
 def build_manifest(model: torch.nn.Module, tokenizer: Tokenizer, name: str, version: str) -> ModelManifest:
     cfg, gen = model.config, model.generation_config
     prefix, suffix = _source_template(tokenizer)
-    start = gen.decoder_start_token_id if gen.decoder_start_token_id is not None else cfg.decoder_start_token_id
+    starts = (gen.decoder_start_token_id, getattr(cfg, "decoder_start_token_id", None), default_decoder_start(cfg))
+    start = next((token for token in starts if token is not None), None)
+    if start is None:
+        raise ExportError("the checkpoint names no decoder start token")
     forced = (
         gen.forced_bos_token_id if gen.forced_bos_token_id is not None else getattr(cfg, "forced_bos_token_id", None)
     )
@@ -85,23 +90,12 @@ def build_manifest(model: torch.nn.Module, tokenizer: Tokenizer, name: str, vers
     eos = eos[0] if isinstance(eos, list) else eos
     if not suffix:
         suffix = [eos]  # seq2seq encoders are trained on sources that end with </s>
-    positions = int(cfg.max_position_embeddings)
+    positions = max_positions(cfg)
     return ModelManifest(
         name=name,
         version=version,
         family=cfg.model_type,
-        architecture={
-            "d_model": cfg.d_model,
-            "encoder_layers": cfg.encoder_layers,
-            "decoder_layers": cfg.decoder_layers,
-            "encoder_attention_heads": cfg.encoder_attention_heads,
-            "decoder_attention_heads": cfg.decoder_attention_heads,
-            "encoder_ffn_dim": cfg.encoder_ffn_dim,
-            "decoder_ffn_dim": cfg.decoder_ffn_dim,
-            "vocab_size": cfg.vocab_size,
-            "activation": cfg.activation_function,
-            "parameters": sum(p.numel() for p in model.parameters()),
-        },
+        architecture={**architecture(cfg), "parameters": sum(p.numel() for p in model.parameters())},
         pad_token_id=int(cfg.pad_token_id),
         eos_token_id=int(eos),
         decoder_prefix_ids=[int(start)] + ([int(forced)] if forced is not None else []),
@@ -145,8 +139,9 @@ def export(
     the verification samples; a few hundred sentences like the service's traffic do better).
     """
     model = AutoModelForSeq2SeqLM.from_pretrained(str(checkpoint), attn_implementation="eager").float().eval()
-    if model.config.model_type not in SUPPORTED:
-        raise ExportError(f"model type {model.config.model_type!r} is not supported; supported: {', '.join(SUPPORTED)}")
+    reason = unsupported(model.config)
+    if reason is not None:
+        raise ExportError(reason)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         work = Path(tmp)

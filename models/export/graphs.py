@@ -8,15 +8,24 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from models.export.families import architecture
+from models.export.t5 import T5DecoderExport, T5EncoderExport
 from models.export.wrappers import DecoderExport, EncoderExport
 
 OPSET = 17
 
 
+def _wrappers(model: nn.Module) -> tuple[nn.Module, nn.Module]:
+    """The encoder and decoder export modules of ``model``'s family."""
+    if model.config.model_type == "t5":
+        return T5EncoderExport(model).eval(), T5DecoderExport(model).eval()
+    return EncoderExport(model).eval(), DecoderExport(model).eval()
+
+
 def _sample_inputs(model: nn.Module) -> tuple[dict, dict]:
-    cfg = model.config
-    layers, heads = cfg.decoder_layers, cfg.decoder_attention_heads
-    head_dim = cfg.d_model // heads
+    shape = architecture(model.config)
+    layers, heads = shape["decoder_layers"], shape["decoder_attention_heads"]
+    head_dim = shape.get("head_dim", shape["d_model"] // heads)
     batch, src, past, new = 2, 7, 3, 4
     enc = {
         "input_ids": torch.full((batch, src), 5, dtype=torch.long),
@@ -37,11 +46,12 @@ def export_graphs(model: nn.Module, out_dir: Path) -> tuple[Path, Path]:
     """Write fp32 ``encoder.onnx`` and ``decoder.onnx`` for ``model`` into ``out_dir``."""
     model = model.eval()
     enc_inputs, dec_inputs = _sample_inputs(model)
+    encoder, decoder = _wrappers(model)
     encoder_path, decoder_path = out_dir / "encoder.onnx", out_dir / "decoder.onnx"
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            EncoderExport(model).eval(),
+            encoder,
             tuple(enc_inputs.values()),
             str(encoder_path),
             input_names=list(enc_inputs),
@@ -56,7 +66,7 @@ def export_graphs(model: nn.Module, out_dir: Path) -> tuple[Path, Path]:
             do_constant_folding=True,
         )
         torch.onnx.export(
-            DecoderExport(model).eval(),
+            decoder,
             tuple(dec_inputs.values()),
             str(decoder_path),
             input_names=list(dec_inputs),

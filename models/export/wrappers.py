@@ -9,6 +9,8 @@ Decoder: ``input_ids, position_ids [B,T]`` (T >= 1 new tokens, explicit position
 ``encoder_mask [B,S]`` -> ``logits [B,T,V]`` and ``new_kv [L,2,B,H,T,Dh]`` (the keys/values of
 the T new tokens only; the engine owns the cache). New tokens attend to the valid past and
 causally to each other, so every sequence of a batch keeps its own cache length.
+
+These wrappers serve the BART-like families; T5's, to the same contract, are in ``models/export/t5.py``.
 """
 
 from __future__ import annotations
@@ -21,21 +23,36 @@ from models.export.families import DecoderLayout, decoder_layout
 NEG = -1e9
 
 
-def _heads(x: torch.Tensor, heads: int) -> torch.Tensor:
+def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
     """[B,T,D] -> [B,H,T,Dh]."""
     b, t, d = x.shape
     return x.view(b, t, heads, d // heads).transpose(1, 2)
 
 
-def _merge(x: torch.Tensor) -> torch.Tensor:
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """[B,H,T,Dh] -> [B,T,D]."""
     b, h, t, dh = x.shape
     return x.transpose(1, 2).reshape(b, t, h * dh)
 
 
-def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor, scale: float) -> torch.Tensor:
-    scores = torch.matmul(q * scale, k.transpose(-1, -2)) + bias
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
+    """Softmax attention of ``q`` over ``k``/``v``; ``bias`` holds the masks (and any position bias)."""
+    scores = torch.matmul(q * scale if scale != 1.0 else q, k.transpose(-1, -2)) + bias
     return torch.matmul(torch.softmax(scores, dim=-1), v)
+
+
+def key_mask_bias(mask: torch.Tensor) -> torch.Tensor:
+    """``[B,S]`` (1 = a real key) -> an additive bias ``[B,1,1,S]``."""
+    return torch.where(mask.bool(), 0.0, NEG)[:, None, None, :]
+
+
+def decoder_self_bias(past_mask: torch.Tensor, new: int) -> torch.Tensor:
+    """The additive mask ``[B,1,T,P+T]`` of T new tokens: the valid past, and causally each other."""
+    causal = torch.ones(new, new, dtype=torch.bool, device=past_mask.device).tril()
+    visible = torch.cat(
+        [past_mask.bool()[:, None, :].expand(-1, new, -1), causal[None].expand(past_mask.shape[0], -1, -1)], dim=-1
+    )
+    return torch.where(visible, 0.0, NEG)[:, None]
 
 
 class EncoderExport(nn.Module):
@@ -71,13 +88,13 @@ class EncoderExport(nn.Module):
         h = h + nn.functional.embedding(positions + self.position_offset, self.positions.weight)
         if self.layernorm_embedding is not None:
             h = self.layernorm_embedding(h)
-        bias = torch.where(attention_mask.bool(), 0.0, NEG)[:, None, None, :]
+        bias = key_mask_bias(attention_mask)
         for layer in self.layers:
             attn = layer.self_attn
             residual = h
             x = layer.self_attn_layer_norm(h) if self.pre else h
-            q, k, v = (_heads(proj(x), self.heads) for proj in (attn.q_proj, attn.k_proj, attn.v_proj))
-            h = residual + attn.out_proj(_merge(_attend(q, k, v, bias, self.scale)))
+            q, k, v = (split_heads(proj(x), self.heads) for proj in (attn.q_proj, attn.k_proj, attn.v_proj))
+            h = residual + attn.out_proj(merge_heads(attend(q, k, v, bias, self.scale)))
             if not self.pre:
                 h = layer.self_attn_layer_norm(h)
             residual = h
@@ -91,7 +108,9 @@ class EncoderExport(nn.Module):
         for layer in self.decoder_layers:
             cross = layer.encoder_attn
             per_layer.append(
-                torch.stack([_heads(cross.k_proj(h), self.decoder_heads), _heads(cross.v_proj(h), self.decoder_heads)])
+                torch.stack(
+                    [split_heads(cross.k_proj(h), self.decoder_heads), split_heads(cross.v_proj(h), self.decoder_heads)]
+                )
             )
         return torch.stack(per_layer)
 
@@ -133,14 +152,8 @@ class DecoderExport(nn.Module):
         cross_kv: torch.Tensor,
         encoder_mask: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        t = input_ids.shape[1]
-        causal = torch.ones(t, t, dtype=torch.bool, device=input_ids.device).tril()
-        visible = torch.cat(
-            [past_mask.bool()[:, None, :].expand(-1, t, -1), causal[None].expand(input_ids.shape[0], -1, -1)],
-            dim=-1,
-        )
-        self_bias = torch.where(visible, 0.0, NEG)[:, None]  # [B,1,T,P+T]
-        cross_bias = torch.where(encoder_mask.bool(), 0.0, NEG)[:, None, None, :]  # [B,1,1,S]
+        self_bias = decoder_self_bias(past_mask, input_ids.shape[1])  # [B,1,T,P+T]
+        cross_bias = key_mask_bias(encoder_mask)  # [B,1,1,S]
         pre = self.spec.pre_layer_norm
 
         h = self._embed(input_ids, position_ids)
@@ -149,11 +162,11 @@ class DecoderExport(nn.Module):
             attn = layer.self_attn
             residual = h
             x = layer.self_attn_layer_norm(h) if pre else h
-            k_new, v_new = _heads(attn.k_proj(x), self.heads), _heads(attn.v_proj(x), self.heads)
+            k_new, v_new = split_heads(attn.k_proj(x), self.heads), split_heads(attn.v_proj(x), self.heads)
             new_kv.append(torch.stack([k_new, v_new]))
             k = torch.cat([past_kv[index, 0], k_new], dim=2)
             v = torch.cat([past_kv[index, 1], v_new], dim=2)
-            x = attn.out_proj(_merge(_attend(_heads(attn.q_proj(x), self.heads), k, v, self_bias, self.scale)))
+            x = attn.out_proj(merge_heads(attend(split_heads(attn.q_proj(x), self.heads), k, v, self_bias, self.scale)))
             h = residual + x
             if not pre:
                 h = layer.self_attn_layer_norm(h)
@@ -161,10 +174,10 @@ class DecoderExport(nn.Module):
             cross = layer.encoder_attn
             residual = h
             x = layer.encoder_attn_layer_norm(h) if pre else h
-            x = _attend(
-                _heads(cross.q_proj(x), self.heads), cross_kv[index, 0], cross_kv[index, 1], cross_bias, self.scale
+            x = attend(
+                split_heads(cross.q_proj(x), self.heads), cross_kv[index, 0], cross_kv[index, 1], cross_bias, self.scale
             )
-            h = residual + cross.out_proj(_merge(x))
+            h = residual + cross.out_proj(merge_heads(x))
             if not pre:
                 h = layer.encoder_attn_layer_norm(h)
 

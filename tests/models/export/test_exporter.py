@@ -126,12 +126,10 @@ def test_cli_writes_hashes_that_match(tmp_path: Path, capsys) -> None:
 
 
 def test_cli_fails_on_an_unsupported_family(tmp_path: Path, capsys) -> None:
-    from transformers import T5Config, T5ForConditionalGeneration
+    from transformers import PegasusConfig, PegasusForConditionalGeneration
 
-    t5 = tmp_path / "t5"
-    T5ForConditionalGeneration(
-        T5Config(vocab_size=400, d_model=32, d_kv=8, d_ff=64, num_layers=1, num_heads=4)
-    ).save_pretrained(t5)
-    shutil.copy(FIXTURE_MODEL / "tokenizer.json", t5 / "tokenizer.json")
-    assert main(["--from", str(t5), "--out", str(tmp_path / "t5-out")]) == 1
-    assert "not supported" in capsys.readouterr().err
+    pegasus = tmp_path / "pegasus"
+    PegasusForConditionalGeneration(PegasusConfig(**_common(400))).save_pretrained(pegasus)
+    shutil.copy(FIXTURE_MODEL / "tokenizer.json", pegasus / "tokenizer.json")
+    assert main(["--from", str(pegasus), "--out", str(tmp_path / "pegasus-out")]) == 1
+    assert "'pegasus' is not supported" in capsys.readouterr().err
