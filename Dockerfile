@@ -27,6 +27,7 @@ RUN apt-get update \
 COPY --from=cpu-build /opt/venv /opt/venv
 WORKDIR /app
 COPY models/gec-default models/gec-default
+COPY models/gec-v2 models/gec-v2
 COPY deploy/experiments deploy/experiments
 # A numeric non-root user (no passwd entry needed; Kubernetes' runAsNonRoot can check it). Nothing
 # is written outside /tmp: the root filesystem may be mounted read-only.
@@ -77,6 +78,7 @@ FROM gpu-base AS gpu
 COPY --from=gpu-build /opt/venv /opt/venv
 WORKDIR /app
 COPY --from=gpu-model /out/gec-default-fp32 models/gec-default-fp32
+COPY models/gec-v2 models/gec-v2
 COPY deploy/experiments deploy/experiments
 ENV PATH=/opt/venv/bin:$PATH PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HOME=/tmp \
     GECSERVE_MODEL_PATH=/app/models/gec-default-fp32 GECSERVE_PROVIDER=cuda

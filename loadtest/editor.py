@@ -6,6 +6,8 @@ so on), then resends it up to ``revisions`` times, each time with one small chan
 one sentence, or one made before put right. A resend repeats every sentence but one, so the
 server's sentence cache serves the rest; with ``cache_bust`` every sentence of every send starts
 with a number never sent before (an extra word for the model), so none can be served from a cache.
+What an editor does with the suggestions it gets, when told (``accept_rates``): it accepts each with the
+probability of the arm that made it.
 """
 
 from __future__ import annotations
@@ -113,3 +115,14 @@ class Editor:
         if self.cache_bust:
             sentences = [f"{next(_NONCES)} {s}" for s in sentences]
         return " ".join(sentences)
+
+
+def accept_rates(option: str) -> dict[str, float]:
+    """``--accept-rate``'s probabilities by arm (``ValueError`` naming an entry that is not ``arm=p``, 0..1)."""
+    rates = {}
+    for entry in filter(None, (part.strip() for part in option.split(","))):
+        arm, separator, value = entry.partition("=")
+        if not separator or not 0 <= float(value) <= 1:
+            raise ValueError(f"--accept-rate: {entry!r} is not arm=probability (0..1)")
+        rates[arm.strip()] = float(value)
+    return rates

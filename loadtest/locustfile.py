@@ -19,6 +19,11 @@ over gRPC; ``correct (no arm)`` when refused), so Locust's stats, CSV and HTML r
 p50/p95/p99 per arm. Every answer is checked (``loadtest.answers``): edits that do not rebuild the
 corrected text, a forced arm not honoured, or a sticky user moved to another arm count as failures.
 Name user classes on the command line to run only some (``EditorUser`` alone for arm timings).
+
+``--accept-rate accelerated=0.6,autoregressive=0.5``: editors also say what they did with each suggestion
+(``POST /v1/feedback``, gRPC ``Corrector/Feedback``), accepting it with the probability of the arm that made
+it, else dismissing it, once per edit id; the experiment's report then tests the acceptance rates
+(``loadtest.acceptance`` runs it repeatedly: does it find a planted difference, and only that?).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from locust import FastHttpUser, User, events, task
 from locust.env import Environment
 
 from loadtest.answers import WrongAnswerError, check_correction, check_rewrites
-from loadtest.editor import Editor, learner_sentences
+from loadtest.editor import Editor, accept_rates, learner_sentences
 from service.api.proto import gecserve_pb2 as pb
 from service.api.proto import gecserve_pb2_grpc as pb_grpc
 
@@ -62,6 +67,12 @@ def _options(parser) -> None:
     group.add_argument("--cache-bust", action="store_true", help="make every sentence of every send new")
     group.add_argument("--seed", type=int, default=0, help="seeds each simulated user's choices")
     group.add_argument("--grpc-target", default="", help="host:port of the gRPC API (default: --host's, 50051)")
+    group.add_argument(
+        "--accept-rate",
+        default="",
+        help="editors accept each suggestion with this probability per arm, else dismiss it, and say so "
+        "(POST /v1/feedback), e.g. accelerated=0.6,autoregressive=0.5; empty: no feedback",
+    )
 
 
 @events.init.add_listener
@@ -71,7 +82,8 @@ def _load_corpus(environment: Environment, **_: object) -> None:
 
 
 class Typing:
-    """What every editor shares: its number and user id, its random source, its unit, its editor."""
+    """What every editor shares: its number and user id, its random source, its unit, its editor, and what it
+    did with each suggestion (decided once per edit id)."""
 
     environment: Environment
 
@@ -84,6 +96,21 @@ class Typing:
         self.forced = options.arm or None
         self.served_by: str | None = None
         self.editor = Editor(corpus, self.rng, options.max_sentences, options.revisions, options.cache_bust)
+        self.accept_rates = accept_rates(options.accept_rate)
+        self.decided: dict[str, str] = {}
+
+    def react(self, arm: str, edit_ids: list[str]) -> dict[str, list[str]]:
+        """The suggestions of an answer by ``arm`` not decided yet, by action: each accepted with the arm's
+        probability, else dismissed (none when ``--accept-rate`` names no rate for the arm)."""
+        rate = self.accept_rates.get(arm)
+        actions: dict[str, list[str]] = {}
+        for edit_id in edit_ids:
+            if rate is None or edit_id in self.decided:
+                continue
+            action = "accepted" if self.rng.random() < rate else "dismissed"
+            self.decided[edit_id] = action
+            actions.setdefault(action, []).append(edit_id)
+        return actions
 
     def think(self) -> float:
         return self.rng.expovariate(1 / self.environment.parsed_options.think_time)
@@ -128,6 +155,12 @@ class EditorUser(Typing, FastHttpUser):
                 check_correction(text, answer["text"], answer["edits"], self.unit)
             except WrongAnswerError as wrong:
                 response.failure(str(wrong))
+                return
+        for action, ids in self.react(answer["arm"], [edit["id"] for edit in answer["edits"]]).items():
+            body = {"edit_ids": ids, "action": action}
+            with self.client.post("/v1/feedback", json=body, name=f"feedback {action}", catch_response=True) as sent:
+                if sent.status_code != 200:
+                    sent.failure(f"{sent.status_code} {sent.text[:200]}")
 
 
 class GrpcEditorUser(Typing, User):
@@ -174,10 +207,22 @@ class GrpcEditorUser(Typing, User):
                 check_correction(text, reply.text, edits, self.unit)
             except WrongAnswerError as wrong:
                 failure = wrong
+        self._fire(name, elapsed, length, failure)
+        if reply is not None and failure is None:
+            for action, ids in self.react(reply.arm, [edit.id for edit in reply.edits]).items():
+                started = time.perf_counter()
+                try:
+                    self.stub.Feedback(pb.FeedbackRequest(edit_ids=ids, action=action), timeout=60)
+                    failure = None
+                except grpc.RpcError as error:
+                    failure = error
+                self._fire(f"Feedback {action}", time.perf_counter() - started, 0, failure)
+
+    def _fire(self, name: str, seconds: float, length: int, failure: BaseException | None) -> None:
         self.environment.events.request.fire(
             request_type="grpc",
             name=name,
-            response_time=elapsed * 1000,
+            response_time=seconds * 1000,
             response_length=length,
             exception=failure,
             context={},

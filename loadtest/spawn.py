@@ -126,15 +126,32 @@ class RunningWorker:
 
 
 def start_worker(
-    model: Path, log_dir: Path, queue_url: str, ready_timeout_s: float = 60, cwd: Path | None = None, **settings: object
+    model: Path,
+    log_dir: Path,
+    queue_url: str,
+    ready_timeout_s: float = 60,
+    cwd: Path | None = None,
+    model_name: str | None = None,
+    **settings: object,
 ) -> RunningWorker:
-    """Run ``gecserve worker`` for ``model`` on the streams at ``queue_url`` with ``GECSERVE_<NAME>``
-    settings; return once it reads its streams."""
+    """Run ``gecserve worker`` for ``model`` (or ``--model model_name``, one of ``GECSERVE_MODELS``) on the streams
+    at ``queue_url`` with ``GECSERVE_<NAME>`` settings; return once it reads its streams."""
     metrics_port = free_port()
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"worker-{metrics_port}.log"
+    named = ["--model", model_name] if model_name else []
     process = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "worker", "--redis", queue_url, "--metrics-port", str(metrics_port)],
+        [
+            sys.executable,
+            "-m",
+            "service.cli",
+            "worker",
+            "--redis",
+            queue_url,
+            "--metrics-port",
+            str(metrics_port),
+            *named,
+        ],
         cwd=cwd,
         env=_environment(model, settings),
         stdout=log_path.open("w"),

@@ -37,6 +37,19 @@ class Settings(BaseSettings):
     grpc_port: int = Field(50051, ge=-1, le=65535, description="gRPC port (0 = any free port; -1 = no gRPC server)")
     model_path: Path = Field(DEFAULT_MODEL, description="model folder (manifest.json, tokenizer, ONNX graphs)")
     model_variant: str | None = Field(None, description="model variant (default: the manifest's, int8 when shipped)")
+    models: str = Field(
+        "",
+        description="more models served at once, as `name=path` pairs separated by commas (a folder of model folders "
+        "adds each, named by its folder); the default model, serving requests that name none, is "
+        "GECSERVE_MODEL_PATH when it is set, else the first listed",
+    )
+    max_models: int = Field(4, ge=1, description="models loaded at once; a load beyond it is refused (409)")
+    model_memory_mb: float = Field(
+        0.0,
+        ge=0,
+        description="memory the loaded models may take, in MiB (each model's engines, as measured when it loaded); a "
+        "load whose graphs would take more than is left is refused (409) (0 = no budget)",
+    )
     default_backend: str = Field(
         "accelerated", description="backend serving requests that name none, outside an experiment"
     )
@@ -143,6 +156,12 @@ class Settings(BaseSettings):
     cors_origins: str | None = Field(
         None, description="origins browsers may call from, comma-separated (`*` = any; unset: no CORS, closed)"
     )
+    feedback_ttl_s: float = Field(
+        7 * 86_400.0, gt=0, description="how long an answer's edit ids take feedback (`POST /v1/feedback`)"
+    )
+    feedback_max_edits: int = Field(
+        1_000_000, ge=1, description="edit ids remembered for feedback at most (the oldest are forgotten first)"
+    )
     log_level: str = Field("INFO", description="log level")
 
     @field_validator("continuous_batching")
@@ -225,36 +244,31 @@ def load_settings(given: Mapping[str, Any], flags: Mapping[str, str] | None = No
 def check_model(
     settings: Settings, flags: Mapping[str, str] | None = None, decodes: bool = True, preprocesses: bool = True
 ) -> None:
-    """``SettingError`` unless ``model_path`` is a model folder whose manifest reads, ``model_variant`` (when set)
-    is one of its variants, and the files it names are there: the tokenizer, the variant's graphs where this
-    process ``decodes``, the spelling stage's and the language model's where it ``preprocesses`` with them on."""
-    from service.engine.manifest import ModelManifest  # the engine's reading of manifest.json
+    """``SettingError`` unless every model the settings serve (``model_path``, and each of ``models``) is a model
+    folder whose manifest reads, ``model_variant`` (when set) is one of its variants, and the files it names are
+    there: the tokenizer, the variant's graphs where this process ``decodes``, the spelling stage's and the
+    language model's where it ``preprocesses`` with them on."""
+    from service.engine.manifest import ModelFolderError, check_model_folder  # the engine's reading of a folder
+    from service.repository.sources import model_sources
 
     flags = flags or {}
-    path, where = settings.model_path, setting_name("model_path", flags)
-    if not path.is_dir():
-        raise SettingError(f"{where}: {path}: {'not a folder' if path.exists() else 'no such folder'}")
-    if not (path / "manifest.json").is_file():
-        raise SettingError(f"{where}: {path} is not a model folder: it has no manifest.json")
     try:
-        manifest = ModelManifest.load(path)
-    except (OSError, ValueError, TypeError) as error:
-        raise SettingError(f"{where}: {path / 'manifest.json'} cannot be read: {error}") from error
-    variant = settings.model_variant or manifest.default_variant
-    if variant not in manifest.variants:
-        known = ", ".join(sorted(manifest.variants))
-        name = setting_name("model_variant", flags) if settings.model_variant else where
-        raise SettingError(f"{name}: the model at {path} has no variant {variant!r} (it has {known})")
-    needed = [manifest.tokenizer]
-    if decodes:
-        needed += manifest.variants[variant].values()
-    if preprocesses and settings.spelling:
-        needed += [manifest.vocabulary, manifest.spelling_model]
-    if preprocesses and settings.lm_review:
-        needed.append(manifest.language_model)
-    missing = [file for file in needed if file is not None and not (path / file).is_file()]
-    if missing:
-        raise SettingError(f"{where}: {path} lacks {', '.join(missing)}, named by its manifest.json")
+        sources = model_sources(settings)
+    except ValueError as error:
+        raise SettingError(f"{setting_name('models', flags)}: {error}") from error
+    for source in sources:
+        where = setting_name("model_path" if source.path == settings.model_path else "models", flags)
+        try:
+            check_model_folder(
+                source.path,
+                settings.model_variant,
+                decodes=decodes,
+                spelling=preprocesses and settings.spelling,
+                review=preprocesses and settings.lm_review,
+            )
+        except ModelFolderError as error:
+            name = setting_name("model_variant", flags) if error.variant and settings.model_variant else where
+            raise SettingError(f"{name}: {error}") from error
 
 
 def listen(host: str, port: int, field: str, flags: Mapping[str, str] | None = None) -> socket.socket:

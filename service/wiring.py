@@ -1,11 +1,12 @@
 """Wiring: every object serving needs, built from ``Settings`` in one place.
 
-``gecserve serve`` runs a ``Gateway``: its parts (metrics, the sentence cache, the preprocessing pool,
-the experiments and their store, then the decoding queues with their engines or the job streams, the
-dispatcher and the shadow comparisons) are made, started, warmed up and stopped here, and handed to
-the ``Pipeline``, which only serves requests. ``gecserve worker`` builds its engine, batch policy and
-consumer from the same functions (``runtime_options``, ``load_engines``, ``batch_policy``,
-``replica_id``, ``worker_consumer``, ``release_while_idle``).
+``gecserve serve`` runs a ``Gateway``: its shared parts (metrics, the sentence cache, the experiments and their
+store, the feedback ledger, the model repository, the shadow comparisons) are made, started and stopped here, and
+handed to the ``Pipeline``, which only serves requests. Each served model is built here too (``ModelBuilder``,
+the repository's loader): its preprocessing, its decoding queues with their engines (or the job streams of its
+workers), its dispatcher, warmed up before it takes traffic, at start-up and at run time alike. ``gecserve
+worker`` builds its engine, batch policy and consumer from the same functions (``runtime_options``,
+``load_engines``, ``batch_policy``, ``replica_id``, ``worker_consumer``, ``release_while_idle``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ import asyncio
 import logging
 import os
 import socket
+import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
+import psutil
 import redis.asyncio as aioredis
 
 from service.batching import BatchPolicy, Job
@@ -26,11 +30,12 @@ from service.config import Settings
 from service.engine.allocator import IdleRelease, keep_freed_blocks
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
-from service.engine.manifest import ModelManifest
+from service.engine.manifest import ModelFolderError, ModelManifest, check_model_folder
 from service.engine.offline import model_review
 from service.engine.runtime import RuntimeOptions
 from service.experiments.arms import BACKENDS, Arm
 from service.experiments.definition import load_experiment
+from service.experiments.feedback import FeedbackLedger, feedback_ledger
 from service.experiments.manager import ExperimentManager
 from service.experiments.store import ExperimentStore, LocalStore, RedisStore
 from service.inference.remote import RemoteBatch
@@ -45,9 +50,13 @@ from service.pipeline.queues import GENERATE_QUEUE, DecodingQueues, LocalQueues
 from service.pipeline.shadow import ShadowComparer
 from service.pipeline.stream_queues import StreamQueues
 from service.redis_pool import redis_client
+from service.repository.repository import ModelRepository
+from service.repository.served import ServedModel
+from service.repository.sources import ModelSource, model_sources
 
 __all__ = [
     "Gateway",
+    "ModelBuilder",
     "batch_policy",
     "load_engines",
     "release_while_idle",
@@ -73,10 +82,12 @@ def runtime_options(settings: Settings) -> RuntimeOptions:
     )
 
 
-def load_engines(settings: Settings, count: int) -> list[Engine]:
-    """``count`` engines of the settings' model (each its own ONNX Runtime sessions); slow: call in a thread."""
+def load_engines(settings: Settings, count: int, model_path: Path | None = None) -> list[Engine]:
+    """``count`` engines of the model at ``model_path`` (default: the settings' model), each its own ONNX Runtime
+    sessions; slow: call in a thread."""
     options = runtime_options(settings)
-    return [Engine(settings.model_path, settings.model_variant, options) for _ in range(count)]
+    path = model_path or settings.model_path
+    return [Engine(path, settings.model_variant, options) for _ in range(count)]
 
 
 def batch_policy(
@@ -122,100 +133,194 @@ async def release_while_idle(release: IdleRelease, busy: Callable[[], bool]) -> 
             await asyncio.to_thread(release.release)
 
 
+def graph_bytes(settings: Settings, source: ModelSource) -> int:
+    """What loading ``source`` will take, estimated before it loads: its variant's graph files, once per engine
+    (none for a gateway whose workers decode)."""
+    if settings.queue_url:
+        return 0
+    manifest = check_model_folder(source.path, settings.model_variant, spelling=False, review=False)
+    files = manifest.variants[settings.model_variant or manifest.default_variant].values()
+    return settings.inference_workers * sum((source.path / file).stat().st_size for file in files)
+
+
+class ModelBuilder:
+    """Builds a served model from its source, ready to take traffic: the repository's loader (see the module
+    docstring). ``ModelFolderError`` naming the file at fault when the folder cannot be served."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        metrics: Metrics,
+        stats: RollingStats,
+        cache: SentenceCache,
+        experiments: ExperimentManager,
+        replica: str,
+    ) -> None:
+        self.settings = settings
+        self.metrics = metrics
+        self.stats = stats
+        self.cache = cache
+        self.experiments = experiments
+        self.replica = replica
+
+    async def __call__(self, source: ModelSource) -> ServedModel:
+        settings = self.settings
+        started = time.monotonic()
+        decodes = settings.queue_url is None
+        manifest = await asyncio.to_thread(
+            check_model_folder, source.path, settings.model_variant, decodes, settings.spelling, settings.lm_review
+        )
+        try:
+            preprocessor = Preprocessor(
+                source.path, settings.preprocess_mode, settings.preprocess_workers, settings.spelling
+            )
+        except Exception as error:
+            raise ModelFolderError(f"{source.path / manifest.tokenizer} cannot be read: {error}") from error
+        queues: DecodingQueues | None = None
+        try:
+            variant = settings.model_variant or manifest.default_variant
+            memory = 0
+            if settings.queue_url:
+                await preprocessor.start()
+                keys = StreamKeys.for_model(settings.redis_prefix, manifest.name, manifest.version, variant)
+                queues = StreamQueues(
+                    settings.queue_url,
+                    keys,
+                    self.replica,
+                    settings.max_queue,
+                    settings.admit_within,
+                    settings.worker_timeout_s,
+                    self.metrics,
+                )
+            else:
+                resident = psutil.Process().memory_info().rss
+                engines, _ = await asyncio.gather(self._engines(source), preprocessor.start())
+                memory = max(0, psutil.Process().memory_info().rss - resident)
+                hooks = MetricsHooks(self.metrics, self.stats)
+                policy = batch_policy(settings, engines[0].model.on_gpu)
+                queues = LocalQueues(engines, policy, hooks, continuous=settings.continuous_strategies)
+            await queues.start()
+            review = await asyncio.to_thread(model_review, source.path) if settings.lm_review else None
+            model_key = f"{manifest.name}\x1f{manifest.version}\x1f{variant}"
+            dispatcher = SentenceDispatcher(
+                queues, self.cache, preprocessor.codec, self.metrics, model_key, settings.max_queue, review
+            )
+            closing = None
+            if isinstance(queues, LocalQueues):
+                await self.warm_up(source.name, queues, preprocessor)
+                closing = self._release_while_idle(queues)
+        except BaseException:
+            if queues is not None:
+                await queues.stop(0)
+            preprocessor.close()
+            raise
+        return ServedModel(
+            source.name,
+            source.path,
+            manifest,
+            variant,
+            preprocessor,
+            queues,
+            dispatcher,
+            memory,
+            time.monotonic() - started,
+            closing,
+        )
+
+    async def _engines(self, source: ModelSource) -> list[Engine]:
+        try:
+            return await asyncio.to_thread(load_engines, self.settings, self.settings.inference_workers, source.path)
+        except Exception as error:  # ONNX Runtime's message names the graph file it could not load
+            raise ModelFolderError(f"{source.path}: the engine cannot load the model: {error}") from error
+
+    async def warm_up(self, name: str, queues: LocalQueues, preprocessor: Preprocessor) -> None:
+        """The first batches of every queue not warmed yet, which are slow; then one larger batch each, so that
+        admission control knows what a batch costs at two sizes. One queue at a time: queues warmed together
+        share the engines, and would learn several times what a batch costs alone. The queues: every backend's,
+        those of the experiment's arms that model ``name`` serves, and ``generate``."""
+        experiments = self.experiments
+        arms = [Arm.of_backend(backend) for backend in BACKENDS]
+        arms += [arm for arm in map(experiments.resolve, experiments.known_arms()) if arm.model in (None, name)]
+        tokens = preprocessor.encode(WARMUP_TEXT)
+        cold = [arm for arm in arms if arm.queue not in queues.batchers]
+        batchers = {arm.queue: queues.get(arm) for arm in cold}
+        if GENERATE_QUEUE not in queues.batchers:
+            batchers[GENERATE_QUEUE] = queues.generate()
+        payload = ("beam", DecodeParams(num_beams=2))
+        sizes = [1] * WARMUP_ROUNDS + [min(WARMUP_BATCH, queues.policy.max_batch_size, self.settings.max_queue)]
+        for queue, batcher in batchers.items():
+            for size in sizes:
+                await batcher.submit_many([Job(tokens=tokens, arm=queue, payload=payload) for _ in range(size)])
+
+    @staticmethod
+    def _release_while_idle(queues: LocalQueues) -> Callable[[], asyncio.Future[None]]:
+        """Start giving the memory decoding used back while ``queues`` are idle; returns what stops it."""
+        keep_freed_blocks()  # process-wide: bounds what malloc keeps once the idle release has run
+        busy = lambda: queues.busy  # noqa: E731
+        task = asyncio.create_task(release_while_idle(queues.idle_release, busy), name="release-memory")
+
+        def stop() -> asyncio.Future[None]:
+            task.cancel()
+            return asyncio.gather(task, return_exceptions=True)
+
+        return stop
+
+
 class Gateway:
     """What ``gecserve serve`` runs: the pipeline and every part it serves with (see the module docstring).
 
-    Made at once, cheaply (the HTTP and gRPC servers answer health checks while it starts); ``start`` loads the
-    engines or joins the workers' streams, opens the experiment and warms the queues up, after which the pipeline
-    is ready; ``stop`` finishes what is queued and running and closes every part."""
+    Made at once, cheaply (the HTTP and gRPC servers answer health checks while it starts); ``start`` loads every
+    model the settings name (engines or the workers' streams, warmed up), opens the experiment, after which the
+    pipeline is ready; ``stop`` finishes what is queued and running and closes every part."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        metrics = Metrics()
+        metrics, stats = Metrics(), RollingStats()
         self.cache = sentence_cache(settings, metrics)
-        self.preprocessor = Preprocessor(
-            settings.model_path, settings.preprocess_mode, settings.preprocess_workers, settings.spelling
-        )
         self.replica = replica_id()
-        experiments = ExperimentManager(settings.default_backend, experiment_store(settings), self.replica)
-        manifest = ModelManifest.load(settings.model_path)
-        self.pipeline = Pipeline(settings, metrics, RollingStats(), manifest, self.preprocessor, experiments)
-        self.queues: DecodingQueues | None = None
-        self.shadow: ShadowComparer | None = None
-        self._release: asyncio.Task[None] | None = None
+        self.sources = model_sources(settings)
+        self.feedback: FeedbackLedger = feedback_ledger(
+            settings.redis_url, settings.redis_prefix, settings.feedback_ttl_s, settings.feedback_max_edits
+        )
+        experiments = ExperimentManager(
+            settings.default_backend, experiment_store(settings), self.replica, feedback=self.feedback
+        )
+        self.builder = ModelBuilder(settings, metrics, stats, self.cache, experiments, self.replica)
+        self.models = ModelRepository(
+            self.builder,
+            settings.max_models,
+            int(settings.model_memory_mb * 2**20),
+            settings.drain_timeout_s,
+            lambda source: graph_bytes(settings, source),
+        )
+        experiments.model_names = self.models.names
+        self.shadow = ShadowComparer(experiments, metrics, settings.shadow_timeout_s)
+        startup = ModelManifest.load(self.sources[0].path)
+        self.pipeline = Pipeline(
+            settings, metrics, stats, self.models, experiments, self.shadow, self.feedback, startup
+        )
 
     async def start(self) -> None:
-        """Make the parts that decode, open the experiment, warm up; then the pipeline is ready."""
-        settings, pipeline = self.settings, self.pipeline
-        manifest, metrics = pipeline.manifest, pipeline.metrics
-        if settings.queue_url:
-            await self.preprocessor.start()
-            variant = settings.model_variant or manifest.default_variant
-            keys = StreamKeys.for_model(settings.redis_prefix, manifest.name, manifest.version, variant)
-            queues: DecodingQueues = StreamQueues(
-                settings.queue_url,
-                keys,
-                self.replica,
-                settings.max_queue,
-                settings.admit_within,
-                settings.worker_timeout_s,
-                metrics,
-            )
-            local = None
-        else:
-            count = settings.inference_workers
-            engines, _ = await asyncio.gather(
-                asyncio.to_thread(load_engines, settings, count), self.preprocessor.start()
-            )
-            variant = engines[0].model.variant
-            hooks = MetricsHooks(metrics, pipeline.stats)
-            policy = batch_policy(settings, engines[0].model.on_gpu)
-            queues = local = LocalQueues(engines, policy, hooks, continuous=settings.continuous_strategies)
-        self.queues = queues
-        await queues.start()
-        model_key = f"{manifest.name}\x1f{manifest.version}\x1f{variant}"
-        codec = self.preprocessor.codec
-        review = await asyncio.to_thread(model_review, settings.model_path) if settings.lm_review else None
-        dispatcher = SentenceDispatcher(queues, self.cache, codec, metrics, model_key, settings.max_queue, review)
-        self.shadow = ShadowComparer(dispatcher, pipeline.experiments, metrics, settings.shadow_timeout_s)
-        await pipeline.experiments.open(load_experiment(settings.experiment) if settings.experiment else None)
-        if local is not None:
-            await self._warm_up(local)
-            keep_freed_blocks()  # process-wide: bounds what malloc keeps once the idle release has run
-            busy = lambda: local.busy  # noqa: E731
-            self._release = asyncio.create_task(release_while_idle(local.idle_release, busy), name="release-memory")
-        pipeline.serve_with(queues, dispatcher, self.shadow, variant)
-        log.info("pipeline ready", extra={"model": manifest.name, "variant": variant})
-
-    async def _warm_up(self, queues: LocalQueues) -> None:
-        """Every queue's first batches, which are slow; then one larger batch each, so that admission
-        control knows what a batch costs at two sizes. One queue at a time: queues warmed together share
-        the engines, and would learn several times what a batch costs alone."""
-        experiments = self.pipeline.experiments
-        arms = [Arm.of_backend(name) for name in BACKENDS]
-        arms += [experiments.resolve(name) for name in experiments.known_arms()]
-        tokens = self.preprocessor.encode(WARMUP_TEXT)
-        batchers = {arm.queue: queues.get(arm) for arm in arms}
-        batchers[GENERATE_QUEUE] = queues.generate()
-        payload = ("beam", DecodeParams(num_beams=2))
-        sizes = [1] * WARMUP_ROUNDS + [min(WARMUP_BATCH, queues.policy.max_batch_size, self.settings.max_queue)]
-        for name, batcher in batchers.items():
-            for size in sizes:
-                await batcher.submit_many([Job(tokens=tokens, arm=name, payload=payload) for _ in range(size)])
+        """Load every model (the default first), open the experiment; then the pipeline is ready."""
+        for source in self.sources:
+            await self.models.load(source)
+        experiment = self.settings.experiment
+        await self.pipeline.experiments.open(load_experiment(experiment) if experiment else None)
+        for source in self.sources:  # the queues of the experiment's own arms, warmed up
+            model = self.models.get(source.name)
+            if isinstance(model.queues, LocalQueues):
+                await self.builder.warm_up(source.name, model.queues, model.preprocessor)
+        self.pipeline.ready = True
+        log.info("pipeline ready", extra={"models": self.models.names(), "default": self.models.default_name})
 
     async def stop(self) -> None:
         """Stop taking work, finish what is queued and running (up to the drain timeout), close every part."""
         self.pipeline.ready = False
-        if self._release is not None:
-            self._release.cancel()
-            await asyncio.gather(self._release, return_exceptions=True)
-        if self.shadow is not None:
-            await self.shadow.stop()
-        if self.queues is not None:
-            await self.queues.stop(self.settings.drain_timeout_s)
+        await self.shadow.stop()
+        await self.models.close()
         await self.pipeline.experiments.close()
+        await self.feedback.close()
         await self.cache.close()
-        self.preprocessor.close()
 
 
 def worker_consumer(

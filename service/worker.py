@@ -1,9 +1,11 @@
 """``gecserve worker``: an engine worker fed from Redis Streams, for gateways started with ``--queue``.
 
-    gecserve worker --model DIR --redis redis://HOST:PORT/DB [--arm NAME]... [--metrics-port PORT]
+    gecserve worker --model NAME|DIR --redis redis://HOST:PORT/DB [--arm NAME]... [--metrics-port PORT]
     (other settings: GECSERVE_*, as for ``gecserve serve``: batching, ORT threads, provider, prefix)
 
-The process owns one engine (one GPU where there is one) and serves the queues named by ``--arm``
+The process owns one engine of one model (one GPU where there is one): ``--model`` names one of
+``GECSERVE_MODELS`` (the gateways' list), or is a model folder; without it, ``GECSERVE_MODEL_PATH``.
+It serves that model's job streams (gateways route each model's jobs to its own), the queues named by ``--arm``
 (an arm's queue, or ``generate``), or every queue the gateways use when none is named. Jobs are
 read, batched, decoded, answered and acknowledged by ``service.batching.stream_worker.StreamConsumer``,
 which ``service.wiring`` builds with the engine and each queue's ``RemoteBatch``, as it builds the gateway's
@@ -28,10 +30,11 @@ from pathlib import Path
 import redis.asyncio as aioredis
 from prometheus_client import start_http_server
 
-from service.config import SettingError, Settings, check_model, listen, load_settings
+from service.config import SettingError, Settings, check_model, listen, load_settings, setting_name
 from service.engine.allocator import keep_freed_blocks
 from service.observability.logging import configure_logging
 from service.observability.metrics import Metrics
+from service.repository.sources import parse_models
 from service.wiring import load_engines, release_while_idle, worker_consumer
 
 __all__ = ["main", "work"]
@@ -67,18 +70,31 @@ async def work(settings: Settings, url: str, queues: list[str] | None, metrics_p
     log.info("worker stopped", extra={"worker": consumer.consumer})
 
 
+def model_folder(model: str, listed: str, flags: dict[str, str]) -> Path:
+    """The folder of ``--model``: the model of that name in ``listed`` (``GECSERVE_MODELS``), else a folder."""
+    try:
+        by_name = {source.name: source.path for source in parse_models(listed)}
+    except ValueError as error:
+        raise SettingError(f"{setting_name('models', flags)}: {error}") from error
+    return by_name.get(model, Path(model))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="gecserve worker", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--model", type=Path, default=None, help="model folder (GECSERVE_MODEL_PATH)")
+    parser.add_argument(
+        "--model", default=None, help="a model of GECSERVE_MODELS by name, or a model folder (GECSERVE_MODEL_PATH)"
+    )
     parser.add_argument("--redis", required=True, help="Redis URL of the job streams (the gateways' --queue)")
     parser.add_argument("--arm", action="append", default=None, help="a queue to serve (repeat; default: all)")
     parser.add_argument("--metrics-port", type=int, default=None, help="serve Prometheus metrics on this port")
     args = parser.parse_args(argv)
-    given = {"queue_url": args.redis} | ({"model_path": args.model} if args.model is not None else {})
+    given: dict[str, object] = {"queue_url": args.redis, "models": ""}  # this worker's one model, checked alone
     flags = {"queue_url": "--redis"} | ({"model_path": "--model"} if args.model is not None else {})
     try:
+        if args.model is not None:
+            given["model_path"] = model_folder(args.model, load_settings({}, flags).models, flags)
         settings = load_settings(given, flags)
         check_model(settings, flags, preprocesses=False)
         if args.metrics_port is not None:  # served once the engine is warm; is anything listening there now?

@@ -15,12 +15,13 @@ from pydantic import BaseModel
 
 from service.api import schemas
 from service.pipeline.errors import InvalidRequestError
-from service.pipeline.types import CorrectRequest, CorrectResult, GenerateRequest
+from service.pipeline.types import CorrectRequest, CorrectResult, FeedbackRequest, GenerateRequest
 
 __all__ = [
     "ARM_HEADER",
     "EXPERIMENT_HEADER",
     "correct_request",
+    "feedback_request",
     "generate_request",
     "served_by",
     "validation_message",
@@ -47,12 +48,18 @@ def correct_request(body: schemas.CorrectBody, named_arm: str | None) -> Correct
         keep_bias=body.options.keep_bias,
         user_id=body.client.user_id,
         session_id=body.client.session_id,
+        model=body.model,
     )
 
 
 def generate_request(body: BaseModel) -> GenerateRequest:
     """The rewrites ``body`` (``schemas.generate_body``'s model) asks for."""
     return GenerateRequest(**body.model_dump())
+
+
+def feedback_request(body: schemas.FeedbackBody) -> FeedbackRequest:
+    """The feedback ``body`` gives."""
+    return FeedbackRequest(edit_ids=list(dict.fromkeys(body.edit_ids)), action=body.action)
 
 
 def validation_message(errors: Sequence[Mapping[str, Any]]) -> str:

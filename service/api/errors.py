@@ -17,7 +17,7 @@ from service.pipeline.pipeline import Pipeline
 __all__ = ["ROUTES", "install_error_handlers"]
 
 # The route label of a request refused before it reached the pipeline, by path.
-ROUTES = {"/v1/correct": "correct", "/v1/generate": "generate"}
+ROUTES = {"/v1/correct": "correct", "/v1/generate": "generate", "/v1/feedback": "feedback"}
 # Reasons of errors raised by the web framework itself, by status (a body it cannot read, 400, is answered
 # 422 invalid, as invalid JSON is).
 FRAMEWORK_REASONS = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}

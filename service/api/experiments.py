@@ -27,15 +27,20 @@ from service.api.admin import admin_guard
 from service.api.responses import TextJSONResponse, documented_errors
 from service.experiments.arms import UnknownArmError
 from service.experiments.definition import ExperimentDefinition
-from service.experiments.manager import ExperimentManager, ExperimentRunningError, NoSuchExperimentError
+from service.experiments.manager import (
+    ExperimentManager,
+    ExperimentRunningError,
+    NoSuchExperimentError,
+    UnservedModelError,
+)
 from service.experiments.state import ExperimentState
 from service.experiments.store import ConflictError
-from service.pipeline.errors import RequestError, UnknownArmRequestError
+from service.pipeline.errors import RequestError, UnknownArmRequestError, UnknownModelRequestError
 
 __all__ = ["experiments_router"]
 
 _ERRORS = {
-    400: "weights that are not valid, or an arm the experiment does not have",
+    400: "weights that are not valid, an arm the experiment does not have, or an arm on a model not served",
     401: "no admin key, or a wrong one",
     403: "admin endpoints are disabled (no GECSERVE_ADMIN_KEY)",
     404: "no such experiment",
@@ -120,6 +125,8 @@ async def _change(call: Any) -> dict[str, Any]:
         ) from error
     except UnknownArmError as error:
         raise UnknownArmRequestError(str(error)) from error
+    except UnservedModelError as error:
+        raise UnknownModelRequestError(str(error)) from error
     except ValueError as error:
         raise BadWeightsError(str(error)) from error
     except ConflictError as error:

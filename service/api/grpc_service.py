@@ -26,7 +26,14 @@ from pydantic import BaseModel, ValidationError
 
 from service.api import schemas
 from service.api.access import AccessControl, presented_key
-from service.api.entry import ARM_HEADER, correct_request, generate_request, served_by, validation_message
+from service.api.entry import (
+    ARM_HEADER,
+    correct_request,
+    feedback_request,
+    generate_request,
+    served_by,
+    validation_message,
+)
 from service.api.proto import gecserve_pb2 as pb
 from service.observability.request_id import current_request_id, start_request
 from service.pipeline.errors import InvalidRequestError, RequestError
@@ -41,6 +48,7 @@ REQUEST_ID_METADATA = "x-request-id"
 
 STATUS_CODES = {
     400: grpc.StatusCode.INVALID_ARGUMENT,
+    404: grpc.StatusCode.NOT_FOUND,
     401: grpc.StatusCode.UNAUTHENTICATED,
     403: grpc.StatusCode.PERMISSION_DENIED,
     413: grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -95,6 +103,8 @@ def _correct_fields(request: pb.CorrectRequest) -> dict[str, Any]:
         fields["text"] = request.text
     if request.texts:
         fields["texts"] = list(request.texts)
+    if request.model:
+        fields["model"] = request.model
     return fields
 
 
@@ -107,6 +117,8 @@ def _generate_fields(request: pb.GenerateRequest) -> dict[str, Any]:
     for name in ("num_beams", "temperature", "top_k", "top_p", "seed", "max_new_tokens"):
         if request.HasField(name):
             fields[name] = getattr(request, name)
+    if request.model:
+        fields["model"] = request.model
     return fields
 
 
@@ -190,6 +202,21 @@ class CorrectorService:
             timings_ms=_timings(result.timings),
         )
 
+    async def Feedback(self, request: Any, context: grpc.aio.ServicerContext) -> pb.FeedbackResponse:  # noqa: N802
+        await self._admit(context, "feedback")
+        fields = request if isinstance(request, _Undecodable) else _feedback_fields(request)
+        body = await self._validated(schemas.FeedbackBody, fields, "feedback", context)
+        try:
+            report = await self.pipeline.feedback(feedback_request(body), api="grpc")
+        except RequestError as error:
+            await self._abort(context, error)
+        await context.send_initial_metadata([(REQUEST_ID_METADATA, current_request_id.get() or "")])
+        return pb.FeedbackResponse(counted=report.counted, repeated=report.repeated)
+
+
+def _feedback_fields(request: pb.FeedbackRequest) -> dict[str, Any]:
+    return {"edit_ids": list(request.edit_ids), "action": request.action}
+
 
 def _handlers(service: CorrectorService) -> grpc.GenericRpcHandler:
     methods = {
@@ -202,6 +229,11 @@ def _handlers(service: CorrectorService) -> grpc.GenericRpcHandler:
             service.Generate,
             request_deserializer=_lenient(pb.GenerateRequest),
             response_serializer=pb.GenerateResponse.SerializeToString,
+        ),
+        "Feedback": grpc.unary_unary_rpc_method_handler(
+            service.Feedback,
+            request_deserializer=_lenient(pb.FeedbackRequest),
+            response_serializer=pb.FeedbackResponse.SerializeToString,
         ),
     }
     return grpc.method_handlers_generic_handler(SERVICE_NAME, methods)

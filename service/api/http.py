@@ -1,5 +1,6 @@
 """The HTTP API (FastAPI): the application, its middlewares and its routes' modules (``correction.py``,
-``operations.py``, ``experiments.py``, ``languagetool.py``, the dashboard), with its errors (``errors.py``).
+``operations.py``, ``feedback.py``, ``experiments.py``, ``models.py``, ``languagetool.py``, the dashboard),
+with its errors (``errors.py``).
 
 Every error, on every route, has one shape: ``{"error": {"reason", "message", "request_id"}}``
 (``responses.py``). Around the routes, outermost first, plain ASGI middlewares: the request id
@@ -23,8 +24,10 @@ from service.api.dashboard import mount_dashboard
 from service.api.entry import ARM_HEADER, EXPERIMENT_HEADER
 from service.api.errors import ROUTES, install_error_handlers
 from service.api.experiments import experiments_router
+from service.api.feedback import feedback_router
 from service.api.languagetool import languagetool_router
 from service.api.limits import BodyLimit
+from service.api.models import models_router
 from service.api.operations import operations_router
 from service.api.request_ids import RequestIds
 from service.api.responses import error_response
@@ -90,7 +93,9 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
     install_error_handlers(app, pipeline)
     app.include_router(correction_router(pipeline))
     app.include_router(operations_router(pipeline))
+    app.include_router(feedback_router(pipeline))
     app.include_router(experiments_router(pipeline.experiments, settings.admin_key))
+    app.include_router(models_router(pipeline.models, pipeline.experiments, settings.admin_key))
     app.include_router(languagetool_router(pipeline, access))
     mount_dashboard(app)
     declare_refusals(app)

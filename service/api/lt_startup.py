@@ -33,7 +33,6 @@ def lt_error(status: int, message: str, retry_after: str | None = None) -> Plain
 def startup_router(pipeline: Pipeline) -> APIRouter:
     """``/languages``, ``/info``, ``/healthcheck``, ``/maxtextlength`` and ``/configinfo`` (under ``/v2``)."""
     router = APIRouter()
-    name, model_version = pipeline.model_info
 
     @router.get("/languages")
     async def languages() -> list[dict[str, str]]:
@@ -43,7 +42,7 @@ def startup_router(pipeline: Pipeline) -> APIRouter:
     @router.get("/info")
     async def info() -> dict[str, Any]:
         """This server, as LanguageTool's `software` object."""
-        return {"software": software(name, model_version)}
+        return {"software": software(*pipeline.model_info)}
 
     @router.get("/healthcheck", response_class=PlainTextResponse, responses=plain_errors({503: "not ready"}))
     async def healthcheck() -> Response:
@@ -82,7 +81,7 @@ def startup_router(pipeline: Pipeline) -> APIRouter:
         ]
         return TextJSONResponse(
             {
-                "software": software(name, model_version),
+                "software": software(*pipeline.model_info),
                 "parameter": {"maxTextLength": pipeline.settings.max_text_chars},
                 "rules": rules,
             }

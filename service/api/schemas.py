@@ -8,11 +8,12 @@ schema reads: ``true`` is not a number, nor ``"2"`` an integer (nor ``2.0``, str
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from service.engine.decoding.sampling import MAX_TEMPERATURE, MIN_TEMPERATURE
+from service.experiments.definition import NAME_PATTERN
 
 CORRECT_EXAMPLE = {
     "text": "She go to school every days. Their going home.",
@@ -20,6 +21,12 @@ CORRECT_EXAMPLE = {
     "options": {"backend": None, "alternatives": 0, "spelling": True, "level": "default", "keep_bias": None},
     "client": {"user_id": "u-123", "session_id": "s-456"},
 }
+
+
+MODEL_FIELD = (
+    "a served model by name (GET /v1/models); null = the arm's model, else the default. A request naming a model"
+    " is served by the default backend on it, outside any experiment; an unknown name gets 400."
+)
 
 
 class Options(BaseModel):
@@ -87,6 +94,7 @@ class CorrectBody(BaseModel):
     )
     options: Options = Field(default_factory=Options)
     client: Client = Field(default_factory=Client)
+    model: str | None = Field(None, max_length=64, description=MODEL_FIELD)
 
     @model_validator(mode="after")
     def _one_of_text_or_texts(self) -> CorrectBody:
@@ -96,7 +104,10 @@ class CorrectBody(BaseModel):
 
 
 class EditModel(BaseModel):
-    id: str = Field(description="stable while the sentence is unchanged")
+    id: str = Field(
+        description="stable while the sentence is unchanged (and the writer's own when `client` names the writer);"
+        " what `POST /v1/feedback` takes"
+    )
     offset: int = Field(description="start of the edit in the original text, in `offset_unit`")
     length: int = Field(description="length of the replaced span, in `offset_unit`")
     original: str
@@ -164,6 +175,7 @@ class GenerateBody(BaseModel):
     top_p: float = Field(1.0, gt=0.0, le=1.0, allow_inf_nan=False)
     seed: int | None = Field(None, ge=0, le=2**63 - 1, description="same seed and text -> same samples")
     max_new_tokens: int | None = Field(None, ge=1, description="tokens to generate per sentence, </s> included")
+    model: str | None = Field(None, max_length=64, description="a served model by name; null = the default")
 
     @field_validator("temperature")
     @classmethod
@@ -197,6 +209,37 @@ class GenerateResponse(BaseModel):
     sequences: list[SequenceModel]
     model: ModelInfo
     timings_ms: TimingsMs
+
+
+EDIT_ID = r"^[0-9a-f]{1,64}$"
+
+
+class FeedbackBody(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={"examples": [{"edit_ids": ["3fa2c81b9d0e"], "action": "accepted"}]},
+    )
+    edit_ids: list[Annotated[str, Field(pattern=EDIT_ID)]] = Field(
+        min_length=1, max_length=1000, description="the `id`s of edits earlier answers carried"
+    )
+    action: Literal["accepted", "dismissed"] = Field(description="what the writer did with each suggestion")
+
+
+class FeedbackResponse(BaseModel):
+    counted: int = Field(description="ids whose feedback was counted now (new, or moved from the other action)")
+    repeated: int = Field(description="ids already counted with this action: counted once")
+
+
+class LoadModelBody(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={"examples": [{"name": "gec-v2", "path": "models/gec-v2", "default": False}]},
+    )
+    name: str = Field(pattern=NAME_PATTERN, description="the name it is served under")
+    path: str = Field(min_length=1, max_length=4096, description="its model folder, on the server")
+    default: bool = Field(False, description="make it the default model once it is ready")
 
 
 class ErrorModel(BaseModel):

@@ -43,6 +43,7 @@ from service.config import SettingError, Settings, check_model, listen, load_set
 from service.experiments.definition import ExperimentFileError, load_experiment
 from service.observability.logging import configure_logging
 from service.pipeline.pipeline import Pipeline
+from service.repository.sources import model_sources
 from service.wiring import Gateway
 
 log = logging.getLogger("gecserve")
@@ -161,9 +162,16 @@ def _settings(args: argparse.Namespace) -> tuple[Settings, dict[str, str], socke
         raise SettingError(f"bad API key entry: {error}") from error
     if settings.experiment is not None:
         try:
-            load_experiment(settings.experiment)
+            definition = load_experiment(settings.experiment)
         except ExperimentFileError as error:
             raise SettingError(f"{setting_name('experiment', flags)}: bad experiment file: {error}") from error
+        served = {source.name for source in model_sources(settings)}
+        missing = sorted(definition.models() - served)
+        if missing:
+            raise SettingError(
+                f"{setting_name('experiment', flags)}: the experiment's arms run on models that are not served: "
+                f"{', '.join(missing)} (served: {', '.join(sorted(served))}; list them in GECSERVE_MODELS)"
+            )
     listener = listen(settings.host, settings.http_port, "http_port", flags)
     if settings.grpc_port > 0:  # gRPC binds it later; is anything listening there now?
         try:

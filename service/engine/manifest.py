@@ -85,6 +85,47 @@ class ModelManifest:
         path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+class ModelFolderError(ValueError):
+    """A folder that cannot be served as a model; the message names the folder or the file at fault. ``variant``:
+    the variant asked for is the fault."""
+
+    def __init__(self, message: str, variant: bool = False) -> None:
+        super().__init__(message)
+        self.variant = variant
+
+
+def check_model_folder(
+    path: Path, variant: str | None = None, decodes: bool = True, spelling: bool = True, review: bool = True
+) -> ModelManifest:
+    """The manifest of the model folder at ``path``, checked: it reads, ``variant`` (None: the manifest's default)
+    is one of its variants, and the files it names are there (the tokenizer; the variant's graphs where the
+    caller ``decodes``; the spelling stage's files and the language model where ``spelling`` and ``review`` are
+    on). ``ModelFolderError`` naming the folder or the file otherwise."""
+    if not path.is_dir():
+        raise ModelFolderError(f"{path}: {'not a folder' if path.exists() else 'no such folder'}")
+    if not (path / "manifest.json").is_file():
+        raise ModelFolderError(f"{path} is not a model folder: it has no manifest.json")
+    try:
+        manifest = ModelManifest.load(path)
+    except (OSError, ValueError, TypeError) as error:
+        raise ModelFolderError(f"{path / 'manifest.json'} cannot be read: {error}") from error
+    chosen = variant or manifest.default_variant
+    if chosen not in manifest.variants:
+        known = ", ".join(sorted(manifest.variants))
+        raise ModelFolderError(f"the model at {path} has no variant {chosen!r} (it has {known})", variant=True)
+    needed = [manifest.tokenizer]
+    if decodes:
+        needed += manifest.variants[chosen].values()
+    if spelling:
+        needed += [manifest.vocabulary, manifest.spelling_model]
+    if review:
+        needed.append(manifest.language_model)
+    missing = [file for file in needed if file is not None and not (path / file).is_file()]
+    if missing:
+        raise ModelFolderError(f"{path} lacks {', '.join(missing)}, named by its manifest.json")
+    return manifest
+
+
 def file_sha256(path: Path) -> str:
     """SHA-256 of a file, as ``files_sha256`` records it."""
     with open(path, "rb") as handle:

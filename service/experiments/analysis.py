@@ -12,11 +12,17 @@
   median; it needs only ranks, which a sketch keeps.
 * **Sample-ratio mismatch**: the chi-square goodness-of-fit test (``scipy.stats.chisquare``) of
   the assigned request counts against the weights; p < 0.001 flags a broken assignment.
+* **Acceptance rate of the suggestions** (from the feedback ledger's counts: accepted / (accepted +
+  dismissed)), per arm and per edit type, with the 95% Wilson score interval, which keeps its coverage
+  near 0 and 1 and with few answers, where the normal approximation does not.
+* **Is an arm's acceptance rate different from the control's**: the pooled two-proportion z-test,
+  two-sided (the same p as the chi-square test of the 2x2 table without continuity correction).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ddsketch.ddsketch import BaseDDSketch
@@ -24,7 +30,16 @@ from scipy import stats
 
 from service.observability.stats import QUANTILES, Totals, new_sketch
 
-__all__ = ["SRM_ALPHA", "compare", "percentile_interval", "sample_ratio", "summarise"]
+__all__ = [
+    "SRM_ALPHA",
+    "acceptance",
+    "compare",
+    "percentile_interval",
+    "sample_ratio",
+    "summarise",
+    "two_proportions",
+    "wilson_interval",
+]
 
 CONFIDENCE = 0.95
 SIGNIFICANCE = 0.05
@@ -134,3 +149,82 @@ def sample_ratio(observed: Mapping[str, int], weights: Mapping[str, float]) -> d
     chi2, p_value = stats.chisquare(counts, expected)
     result.update(chi2=float(chi2), p_value=float(p_value), mismatch=bool(p_value < SRM_ALPHA))
     return result
+
+
+def wilson_interval(successes: int, trials: int, confidence: float = CONFIDENCE) -> list[float] | None:
+    """The Wilson score interval of a proportion, ``successes`` out of ``trials`` (None without trials)."""
+    if trials <= 0:
+        return None
+    z = float(stats.norm.ppf(1 - (1 - confidence) / 2))
+    p = successes / trials
+    denominator = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denominator
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
+    low = 0.0 if successes <= 0 else max(0.0, centre - half)  # exactly 0 and 1 at the ends, where rounding
+    high = 1.0 if successes >= trials else min(1.0, centre + half)  # would miss them by an ulp
+    return [low, high]
+
+
+def two_proportions(control: tuple[int, int], arm: tuple[int, int]) -> dict[str, Any]:
+    """The pooled two-proportion z-test, two-sided, of ``arm`` against ``control``, each (successes, trials);
+    no numbers when either has no trials, or when every answer is the same on both sides."""
+    test: dict[str, Any] = {
+        "name": "two-proportion z-test",
+        "difference": None,
+        "z": None,
+        "p_value": None,
+        "significant": None,
+    }
+    (x0, n0), (x1, n1) = control, arm
+    if n0 <= 0 or n1 <= 0:
+        return test
+    pooled = (x0 + x1) / (n0 + n1)
+    if pooled <= 0 or pooled >= 1:
+        return test
+    difference = x1 / n1 - x0 / n0
+    z = difference / math.sqrt(pooled * (1 - pooled) * (1 / n0 + 1 / n1))
+    p_value = float(2 * stats.norm.sf(abs(z)))
+    test.update(difference=difference, z=float(z), p_value=p_value, significant=bool(p_value < SIGNIFICANCE))
+    return test
+
+
+def _rate(accepted: int, dismissed: int) -> dict[str, Any]:
+    trials = accepted + dismissed
+    return {
+        "accepted": accepted,
+        "dismissed": dismissed,
+        "rate": accepted / trials if trials else None,
+        "ci": wilson_interval(accepted, trials),
+    }
+
+
+def _feedback(types: Mapping[str, Mapping[str, int]]) -> tuple[int, int]:
+    """(accepted, accepted + dismissed) over every edit type of an arm."""
+    accepted = sum(actions.get("accepted", 0) for actions in types.values())
+    dismissed = sum(actions.get("dismissed", 0) for actions in types.values())
+    return accepted, accepted + dismissed
+
+
+def acceptance(
+    counts: Mapping[str, Mapping[str, Mapping[str, int]]], control: str, arms: Sequence[str]
+) -> dict[str, Any]:
+    """Acceptance rates of each arm in ``arms`` (in all and by edit type) from a feedback ledger's counts
+    (arm -> edit type -> action -> count), and each arm but ``control`` compared with it."""
+    out: dict[str, Any] = {}
+    for arm in arms:
+        types = counts.get(arm, {})
+        accepted, trials = _feedback(types)
+        out[arm] = {
+            **_rate(accepted, trials - accepted),
+            "by_type": {
+                kind: _rate(actions.get("accepted", 0), actions.get("dismissed", 0))
+                for kind, actions in sorted(types.items())
+            },
+        }
+    reference = _feedback(counts.get(control, {}))
+    comparisons = [
+        {"arm": arm, "control": control, **two_proportions(reference, _feedback(counts.get(arm, {})))}
+        for arm in arms
+        if arm != control
+    ]
+    return {"arms": out, "comparisons": comparisons}

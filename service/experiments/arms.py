@@ -2,7 +2,8 @@
 
 A *backend* is a named decoding the engine offers (strategy and parameters). An *arm* is what a
 request is served by: a backend, or an experiment's named arm that runs a backend with some of
-its decoding knobs changed. ``options.backend``, the ``X-Gecserve-Arm`` header, gRPC metadata,
+its decoding knobs changed, on a model it names (``model``; none: the default model).
+``options.backend``, the ``X-Gecserve-Arm`` header, gRPC metadata,
 experiment files and ``GECSERVE_DEFAULT_BACKEND`` all resolve through ``BACKENDS`` and ``Arm``.
 """
 
@@ -84,11 +85,13 @@ class UnknownArmError(ValueError):
 
 @dataclass(frozen=True)
 class Arm:
-    """A named way of serving a request: a backend plus changed decoding knobs (``overrides``)."""
+    """A named way of serving a request: a backend plus changed decoding knobs (``overrides``), on the model it
+    names (``model``; None: the model the request names, else the default)."""
 
     name: str
     backend: str
     overrides: tuple[tuple[str, Any], ...] = ()
+    model: str | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:

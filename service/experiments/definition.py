@@ -6,6 +6,7 @@
       - {name: accelerated, weight: 50}             # an arm named after a backend runs it unchanged
       - {name: autoregressive, weight: 50}
       - {name: draft32, backend: accelerated, weight: 0, params: {max_draft: 32}}
+      - {name: v2, model: gec-v2, backend: accelerated, weight: 0}   # on another served model
     shadow: {arm: autoregressive, sample_rate: 0.1}  # optional
 
 A bad file stops start-up with a message naming the field (``ExperimentFileError``); the same model
@@ -57,13 +58,16 @@ class ArmDefinition(BaseModel):
     params: dict[str, float] = Field(
         default_factory=dict, description="decoding knobs changed from the backend's, and the arm's batch size"
     )
+    model: str | None = Field(
+        None, pattern=NAME_PATTERN, description="the served model it runs on (default: the default model)"
+    )
 
     @model_validator(mode="after")
     def _runs_a_backend(self) -> ArmDefinition:
         backend = self.backend or self.name
         if backend not in BACKENDS:
             raise ValueError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
-        if self.name in BACKENDS and (backend != self.name or self.params):
+        if self.name in BACKENDS and (backend != self.name or self.params or self.model):
             raise ValueError(f"an arm named {self.name!r} runs that backend unchanged; give it another name")
         unknown = sorted(set(self.params) - set(TUNABLE))
         if unknown:
@@ -91,7 +95,7 @@ class ArmDefinition(BaseModel):
                 for key, value in self.params.items()
             )
         )
-        return Arm(self.name, self.backend or self.name, overrides)
+        return Arm(self.name, self.backend or self.name, overrides, self.model)
 
 
 class ShadowDefinition(BaseModel):
@@ -121,6 +125,10 @@ class ExperimentDefinition(BaseModel):
             known = ", ".join(dict.fromkeys([*names, *BACKENDS]))
             raise ValueError(f"shadow arm {self.shadow.arm!r} is not one of {known}")
         return self
+
+    def models(self) -> set[str]:
+        """The models its arms name."""
+        return {arm.model for arm in self.arms if arm.model is not None}
 
     @property
     def control_arm(self) -> str:

@@ -4,9 +4,13 @@ and the admin changes (start, stop, weights), shared with the other replicas thr
 Routing (``route``), in order: a request that names an arm (``options.backend`` or the
 ``X-Gecserve-Arm`` header) gets it, counted as an ``override`` and kept out of the experiment's
 numbers; a request that asks for alternatives goes to the beam backend (it needs an n-best list),
-also outside the experiment; with no running experiment, the default backend; otherwise the
+also outside the experiment; a request that names a model gets the default backend on it (``model``),
+outside the experiment too; with no running experiment, the default backend; otherwise the
 experiment assigns: sticky by user key (``sticky``), or a random bucket for a request with no
-key (``random``, the unkeyed count). A sampled share of assigned requests also names a shadow arm.
+key (``random``, the unkeyed count). A sampled share of assigned requests also names a shadow arm. An arm may run on a
+model of its own (``model:``; the served models are ``model_names``): an experiment naming a model
+that is not served is refused. Writers' feedback on the edits of assigned requests (``feedback``)
+is reported per arm as acceptance rates, compared with the control's.
 
 Admin changes: starting an experiment while another runs is refused (``ExperimentRunningError``)
 unless the new one replaces it; weights are shares in percent, changed for some arms or all
@@ -27,21 +31,22 @@ import logging
 import random
 import time
 from collections import Counter, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from redis.exceptions import RedisError
 
-from service.experiments.analysis import compare, sample_ratio, summarise
+from service.experiments.analysis import acceptance, compare, sample_ratio, summarise
 from service.experiments.arms import ALTERNATIVES_BACKEND, BACKENDS, Arm, UnknownArmError
 from service.experiments.assignment import BUCKETS, bucket_of
 from service.experiments.definition import ExperimentDefinition, change_weights
+from service.experiments.feedback import FeedbackLedger
 from service.experiments.state import ExperimentState
 from service.experiments.store import ExperimentStore
 from service.observability.stats import RollingStats
 
-__all__ = ["ExperimentManager", "ExperimentRunningError", "NoSuchExperimentError", "Route"]
+__all__ = ["ExperimentManager", "ExperimentRunningError", "NoSuchExperimentError", "Route", "UnservedModelError"]
 
 log = logging.getLogger(__name__)
 
@@ -61,14 +66,20 @@ class ExperimentRunningError(RuntimeError):
         self.name = name
 
 
+class UnservedModelError(ValueError):
+    """An experiment names a model this service does not serve."""
+
+
 @dataclass(frozen=True)
 class Route:
-    """What serves a request: the arm, and the experiment when it assigned the request."""
+    """What serves a request: the arm, and the experiment when it assigned the request (and its run: when it
+    started, which tells a run of a name from an earlier one)."""
 
     arm: Arm
     experiment: str | None
     kind: str  # sticky, random, override, alternatives, default
     shadow: Arm | None = None
+    run: str = ""
 
 
 class ExperimentManager:
@@ -80,8 +91,11 @@ class ExperimentManager:
         keep_disagreements: int = 50,
         sync_interval_s: float = 1.0,
         rng: random.Random | None = None,
+        feedback: FeedbackLedger | None = None,
     ) -> None:
         self.default = Arm.of_backend(default_backend)
+        self.feedback = feedback
+        self.model_names: Callable[[], list[str]] | None = None  # the served models, where arms may name one
         self.store = store
         self.replica = replica
         self.sync_interval_s = sync_interval_s
@@ -100,7 +114,9 @@ class ExperimentManager:
     async def open(self, definition: ExperimentDefinition | None) -> None:
         """Adopt the shared state; start ``definition`` (the ``--experiment`` file), replacing another
         experiment that runs, unless the store already runs that very experiment (another replica
-        started it: keep its weights)."""
+        started it: keep its weights). ``UnservedModelError`` when it names a model that is not served."""
+        if definition is not None:
+            self.check_models(definition)
         try:
             current = await self.store.load()
         except RedisError as error:
@@ -137,11 +153,20 @@ class ExperimentManager:
             return Arm.of_backend(name)
         raise UnknownArmError(name, self.known_arms())
 
-    def route(self, requested: str | None, user_id: str | None, session_id: str | None, alternatives: bool) -> Route:
+    def route(
+        self,
+        requested: str | None,
+        user_id: str | None,
+        session_id: str | None,
+        alternatives: bool,
+        model: str | None = None,
+    ) -> Route:
         if requested:
             return Route(self.resolve(requested), None, "override")
         if alternatives:
             return Route(Arm.of_backend(ALTERNATIVES_BACKEND), None, "alternatives")
+        if model:
+            return Route(self.default, None, "model")
         state = self.state
         if state is None or not state.running:
             return Route(self.default, None, "default")
@@ -153,7 +178,7 @@ class ExperimentManager:
         plan = state.definition.shadow
         if plan is not None and plan.arm != arm.name and self._rng.random() < plan.sample_rate:
             shadow = self.resolve(plan.arm)
-        return Route(arm, state.name, "sticky" if key else "random", shadow)
+        return Route(arm, state.name, "sticky" if key else "random", shadow, run=str(state.started_at))
 
     # -- recording --------------------------------------------------------------------------
 
@@ -205,7 +230,9 @@ class ExperimentManager:
     ) -> ExperimentState:
         """Start ``definition`` from nothing. While another experiment runs: ``ExperimentRunningError``,
         unless ``replace``, which stops that one (its numbers stay readable, as a stopped one's do). A
-        stopped experiment of the same name is forgotten: the new one's numbers start from nothing."""
+        stopped experiment of the same name is forgotten: the new one's numbers start from nothing. An experiment
+        naming a model that is not served is refused (``UnservedModelError``)."""
+        self.check_models(definition)
         try:
             current = await self.store.load()
             if current is not None and current.running and not replace:
@@ -224,6 +251,21 @@ class ExperimentManager:
         await self._switch(state)
         log.info("experiment started", extra={"experiment": definition.name, "weights": state.weights})
         return state
+
+    def check_models(self, definition: ExperimentDefinition) -> None:
+        """``UnservedModelError`` naming the models ``definition``'s arms name that are not served."""
+        served = set(self.model_names()) if self.model_names is not None else set()
+        missing = sorted(definition.models() - served)
+        if missing:
+            raise UnservedModelError(
+                f"experiment {definition.name!r} names models that are not served: {', '.join(missing)}; served: "
+                f"{', '.join(sorted(served)) or 'none'} (load them first: POST /v1/models)"
+            )
+
+    def models_in_use(self) -> set[str]:
+        """The models the running experiment's arms name."""
+        state = self.state
+        return state.definition.models() if state is not None and state.running else set()
 
     async def stop(self, name: str) -> ExperimentState:
         """Stop assigning requests to ``name``; it and its numbers stay readable."""
@@ -368,7 +410,19 @@ class ExperimentManager:
                 counts[0] += compared
                 counts[1] += agreed
             disagreements += part["disagreements"]
-        return self._report(state, merged, assigned, agreement, disagreements, scope, live, len(numbers))
+        report = self._report(state, merged, assigned, agreement, disagreements, scope, live, len(numbers))
+        if self.feedback is not None:
+            names = [arm.name for arm in state.definition.arms]
+            try:
+                counts, feedback_scope = (
+                    await self.feedback.counts(state.name, str(state.started_at)),
+                    self.feedback.scope,
+                )
+            except RedisError as error:  # the latency numbers still answer; the acceptance says it is unknown
+                self._store_failed(error)
+                counts, feedback_scope = {}, "unavailable"
+            report["acceptance"] = {"scope": feedback_scope, **acceptance(counts, report["control"], names)}
+        return report
 
     def _report(
         self,
@@ -391,6 +445,7 @@ class ExperimentManager:
                 {
                     "name": arm.name,
                     "backend": arm.backend,
+                    "model": arm.model,
                     "params": dict(arm.overrides),
                     "exact": arm.exact,
                     "weight": state.weights[arm.name],
@@ -409,7 +464,8 @@ class ExperimentManager:
         if state.definition.shadow is not None:
             pairs = []
             for (served, shadow_arm), (compared, agreed) in sorted(agreement.items()):
-                exact = all((own.get(name) or Arm.of_backend(name)).exact for name in (served, shadow_arm))
+                pair = [own.get(name) or Arm.of_backend(name) for name in (served, shadow_arm)]
+                exact = all(arm.exact for arm in pair) and pair[0].model == pair[1].model
                 pairs.append(
                     {
                         "served": served,
@@ -418,6 +474,7 @@ class ExperimentManager:
                         "agreed": agreed,
                         "agreement": agreed / compared if compared else None,
                         "expected": 1.0 if exact else None,
+                        "same_model": pair[0].model == pair[1].model,
                     }
                 )
             shadow = {

@@ -78,7 +78,8 @@ class Metrics:
         )
         self.assignments = Counter(
             "assignments",
-            "Requests routed to an arm, by how: sticky (user key), random (no key), override, default.",
+            "Requests routed to an arm, by how: sticky (user key), random (no key), override, model (the request named"
+            " a model), alternatives, default.",
             [*arm, "kind"],
             namespace=ns,
             registry=r,
@@ -94,6 +95,21 @@ class Metrics:
             "shadow_dropped",
             "Shadow requests dropped (the queue was busy, or they were evicted for served work).",
             ["experiment", "reason"],
+            namespace=ns,
+            registry=r,
+        )
+        self.feedback_edits = Counter(
+            "feedback_edits",
+            "Edits writers accepted or dismissed (POST /v1/feedback), by the arm, model and edit type that made them;"
+            " an id counts once, a changed mind moves it to the other action.",
+            ["experiment", "arm", "model", "type", "action"],
+            namespace=ns,
+            registry=r,
+        )
+        self.feedback_refused = Counter(
+            "feedback_refused",
+            "Feedback requests refused because they named edit ids the service does not know (or forgot).",
+            ["api"],
             namespace=ns,
             registry=r,
         )
@@ -267,6 +283,12 @@ class Metrics:
 
     def shadow_drop(self, experiment: str, reason: str) -> None:
         self.shadow_dropped.labels(experiment, reason).inc()
+
+    def feedback(self, experiment: str, arm: str, model: str, edit_type: str, action: str) -> None:
+        self.feedback_edits.labels(experiment, arm, model, edit_type, action).inc()
+
+    def unknown_feedback(self, api: str) -> None:
+        self.feedback_refused.labels(api).inc()
 
     # -- queues -----------------------------------------------------------------------------
 

@@ -29,6 +29,16 @@ class UnknownArmRequestError(RequestError):
     status, reason = 400, "unknown_arm"
 
 
+class UnknownModelRequestError(RequestError):
+    status, reason = 400, "unknown_model"
+
+
+class UnknownEditsRequestError(RequestError):
+    """Feedback on edit ids the service does not know (never given, or forgotten)."""
+
+    status, reason = 404, "unknown_edits"
+
+
 class PayloadTooLargeError(RequestError):
     status, reason = 413, "too_large"
 

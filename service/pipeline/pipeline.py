@@ -4,23 +4,29 @@
 request's deadline and records it once, here: Prometheus (by API, route, experiment, arm and
 outcome), the live numbers of ``/v1/stats``, and the experiment's own numbers.
 
-A correction: validate -> route to an arm (``service.experiments``) -> admission (503 at once when the
-arm's queue cannot serve it in time) -> preprocess (parallel workers: protected spans, sentences,
+A correction: validate -> route to an arm (``service.experiments``) and to the model it runs on (the arm's,
+else the request's, else the default; ``service.repository``), held until the answer is ready -> admission
+(503 at once when the arm's queue cannot serve it in time) -> preprocess (parallel workers: protected spans, sentences,
 languages, normalise, spell unless the request turns it off, tokenize) -> the sentence cache and the
 sentences already in flight -> the arm's auto-batching queue -> the guard, and edits with offsets. A
 rewrite (``/v1/generate``) takes the same path to its own queue, without the cache. When the
 experiment samples the request for a shadow comparison, its sentences also go through the shadow arm
-after the answer is ready, at the lowest priority.
+after the answer is ready, at the lowest priority. Each answer's edit ids are remembered with where they
+came from (request, experiment, arm, model, edit type), so that writers' feedback on them
+(``feedback``) counts for the arm that made them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
+
+from redis.exceptions import RedisError
 
 from service.batching import Priority
 from service.config import Settings
@@ -28,11 +34,12 @@ from service.engine.decoding.types import DecodeParams
 from service.engine.engine import takes_keep_bias
 from service.engine.manifest import KEEP_BIAS_LEVELS, ModelManifest
 from service.experiments.arms import Arm, UnknownArmError
+from service.experiments.feedback import EditOrigin, FeedbackLedger, UnknownEditsError
 from service.experiments.manager import ExperimentManager, Route
 from service.observability.logging import log_request
 from service.observability.metrics import NO_EXPERIMENT, Metrics
+from service.observability.request_id import current_request_id
 from service.observability.stats import OK, RollingStats
-from service.pipeline.dispatch import SentenceDispatcher
 from service.pipeline.errors import (
     CANCELLED,
     InternalError,
@@ -42,26 +49,32 @@ from service.pipeline.errors import (
     RequestDeadlineError,
     RequestError,
     UnknownArmRequestError,
+    UnknownEditsRequestError,
+    UnknownModelRequestError,
     status_of,
 )
-from service.pipeline.preprocess import Preprocessor
-from service.pipeline.queues import GENERATE_QUEUE, DecodingQueues
+from service.pipeline.queues import GENERATE_QUEUE
 from service.pipeline.shadow import ShadowComparer
 from service.pipeline.types import (
     Correction,
     CorrectRequest,
     CorrectResult,
     EditOut,
+    FeedbackReport,
+    FeedbackRequest,
     GenerateRequest,
     GenerateResult,
     Timings,
 )
+from service.repository.repository import ModelRepository, UnknownModelError
+from service.repository.served import ServedModel
 from service.text.offsets import Utf16Index
 from service.text.units import TypedEdit, assemble
 
 log = logging.getLogger(__name__)
 
 NO_ARM = "none"  # requests refused before they were routed
+REMEMBER_BACKOFF_S = 5.0  # after the feedback store failed, answers skip it this long
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -84,44 +97,50 @@ class _Record:
         return self.routed.experiment if self.routed is not None and self.routed.experiment else NO_EXPERIMENT
 
 
+def writer_edit_id(edit_id: str, writer: str | None) -> str:
+    """An edit's id in an answer: stable while its sentence is unchanged, and, for a request that names its writer
+    (``client.user_id``, else ``session_id``), that writer's own, so that feedback on it counts for the arm that
+    served that writer even when another writer got the same edit of the same sentence from another arm."""
+    if writer is None:
+        return edit_id
+    key = f"{writer}\x00{edit_id}".encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(key, digest_size=6).hexdigest()
+
+
 class Pipeline:
     """Serves requests: routes them, preprocesses their paragraphs, has their sentences decoded and assembles the
-    answers, recording each once. ``service.wiring`` builds its parts and hands it those that decode
-    (``serve_with``) once they are ready."""
+    answers, recording each once. ``service.wiring`` builds its parts; it is ready (``ready``) once every model
+    the settings name is loaded and warmed up. ``startup`` is the default model's manifest, read before it loads
+    (the limits of the request schemas are made from it)."""
 
     def __init__(
         self,
         settings: Settings,
         metrics: Metrics,
         stats: RollingStats,
-        manifest: ModelManifest,
-        preprocessor: Preprocessor,
+        models: ModelRepository,
         experiments: ExperimentManager,
+        shadow: ShadowComparer,
+        feedback: FeedbackLedger,
+        startup: ModelManifest,
     ) -> None:
         self.settings = settings
         self.metrics = metrics
         self.stats = stats
-        self.manifest = manifest
-        self.preprocessor = preprocessor
+        self.models = models
         self.experiments = experiments
-        self.queues: DecodingQueues | None = None
-        self.dispatcher: SentenceDispatcher | None = None
-        self.shadow: ShadowComparer | None = None
+        self.shadow = shadow
+        self.feedback_ledger = feedback
+        self.startup = startup
         self.ready = False
         self.draining = False  # shutting down: readiness is off (``serving``), requests are still taken while ready
-        self.variant: str | None = None
-
-    def serve_with(
-        self, queues: DecodingQueues, dispatcher: SentenceDispatcher, shadow: ShadowComparer, variant: str
-    ) -> None:
-        """The parts that decode, started and warmed up: from now on the pipeline is ready."""
-        self.queues, self.dispatcher, self.shadow, self.variant = queues, dispatcher, shadow, variant
-        self.ready = True
+        self._remember_down_until = 0.0  # the feedback store failed: answers skip it until then
 
     @property
     def accepting(self) -> bool:
-        """Ready, and something can decode: an engine here, or a live worker."""
-        return self.ready and self.queues is not None and self.queues.ready
+        """Ready, and something can decode the default model: an engine here, or a live worker."""
+        default = self.models.default
+        return self.ready and default is not None and default.queues.ready
 
     @property
     def serving(self) -> bool:
@@ -130,12 +149,14 @@ class Pipeline:
 
     @property
     def model_info(self) -> tuple[str, str]:
-        return self.manifest.name, self.manifest.version
+        """The default model's name and version."""
+        default = self.models.default
+        return (default.name, default.version) if default is not None else (self.startup.name, self.startup.version)
 
     @property
     def max_new_tokens(self) -> int:
-        """The longest generation the model allows (its positions, less the decoder prefix)."""
-        return self.manifest.max_target_positions - len(self.manifest.decoder_prefix_ids)
+        """The longest generation the default model allows at start-up (its positions, less the decoder prefix)."""
+        return self.startup.max_target_positions - len(self.startup.decoder_prefix_ids)
 
     # -- the entry point --------------------------------------------------------------------
 
@@ -220,21 +241,45 @@ class Pipeline:
     def _route(self, request: CorrectRequest, record: _Record) -> Route:
         try:
             routed = self.experiments.route(
-                request.arm, request.user_id, request.session_id, alternatives=request.alternatives > 0
+                request.arm,
+                request.user_id,
+                request.session_id,
+                alternatives=request.alternatives > 0,
+                model=request.model,
             )
         except UnknownArmError as error:
             raise UnknownArmRequestError(str(error)) from error
+        if request.model and routed.arm.model and routed.arm.model != request.model:
+            raise InvalidRequestError(
+                f"model {request.model!r} and arm {routed.arm.name!r}, which runs on {routed.arm.model!r}, disagree"
+            )
         record.routed, record.arm = routed, routed.arm.name
         self.metrics.assigned(routed.experiment or NO_EXPERIMENT, routed.arm.name, routed.kind)
         return routed
 
+    def model(self, arm: Arm | None, requested: str | None) -> ServedModel:
+        """The model a request is served by: ``arm``'s, else the one the request names, else the default."""
+        name = arm.model if arm is not None and arm.model else requested
+        try:
+            return self.models.get(name)
+        except UnknownModelError as error:
+            if name is not None and name == requested:
+                raise UnknownModelRequestError(str(error)) from error
+            raise NotReadyError(f"arm {arm.name if arm else ''!r}: {error}", retry_after="5") from error
+
     async def _correct(self, request: CorrectRequest, record: _Record, deadline: float) -> CorrectResult:
-        if not self.accepting or self.dispatcher is None or self.shadow is None:
+        if not self.accepting:
             raise NotReadyError(self._not_ready_reason())
         if request.offset_unit not in ("codepoint", "utf16"):
             raise InvalidRequestError("offset_unit must be 'codepoint' or 'utf16'")
         self._validate_texts(request.texts)
         routed = self._route(request, record)
+        with self.model(routed.arm, request.model).serving() as model:
+            return await self._correct_with(model, request, routed, record, deadline)
+
+    async def _correct_with(
+        self, model: ServedModel, request: CorrectRequest, routed: Route, record: _Record, deadline: float
+    ) -> CorrectResult:
         if request.alternatives and routed.arm.params.num_return_sequences < 2:
             raise InvalidRequestError(
                 f"options.alternatives needs an arm that returns an n-best list, such as 'beam'; arm "
@@ -245,18 +290,20 @@ class Pipeline:
                 f"options.keep_bias needs greedy or aggressive decoding; arm {routed.arm.name!r} decodes with "
                 f"{routed.arm.strategy}"
             )
-        keep_bias = self.keep_bias(routed.arm, request.level, request.keep_bias)
+        keep_bias = self.keep_bias(model, routed.arm, request.level, request.keep_bias)
         priority = self._priority(request.texts)
-        self.dispatcher.check_admission(routed.arm, priority, deadline)
+        model.dispatcher.check_admission(routed.arm, priority, deadline)
         timings = record.timings
         started = time.monotonic()
-        plans = await self.preprocessor.plan(request.texts, request.spelling)
+        plans = await model.preprocessor.plan(request.texts, request.spelling)
         timings.preprocess = time.monotonic() - started
         flat = [unit for units in plans for unit in units]
-        decoded = await self.dispatcher.decode(routed.arm, keep_bias, flat, priority, deadline, timings)
+        decoded = await model.dispatcher.decode(routed.arm, keep_bias, flat, priority, deadline, timings)
 
         post_started = time.monotonic()
-        corrections, position = [], 0
+        corrections, position, origins = [], 0, {}
+        origin = self._origin(routed, model)
+        writer = request.user_id or request.session_id
         for text, units in zip(request.texts, plans, strict=True):
             mine = decoded[position : position + len(units)]
             position += len(units)
@@ -265,39 +312,96 @@ class Pipeline:
             for reason in assembled.dropped:
                 self.metrics.output_dropped(record.experiment, record.arm, reason)
             index = Utf16Index(text) if request.offset_unit == "utf16" else None
-            edits = [self._edit_out(e, index, request.alternatives) for e in assembled.edits]
+            edits = [self._edit_out(e, index, request.alternatives, writer) for e in assembled.edits]
             corrections.append(Correction(assembled.text, edits))
             per_sentence = {unit.sentence: 0 for unit in units}
-            for edit in assembled.edits:
+            for edit in edits:
                 per_sentence[edit.sentence] += 1
+                origins[edit.id] = replace(origin, type=edit.type)
             record.edits_per_sentence += per_sentence.values()
             record.sentences += len(per_sentence)
+        if origins:
+            await self._remember(origins)
         timings.postprocess = time.monotonic() - post_started
         timings.total = time.monotonic() - started
         if routed.shadow is not None:
-            shadow_bias = self.keep_bias(routed.shadow, request.level, request.keep_bias)
-            self.shadow.schedule(routed, shadow_bias, flat, [texts[0] for texts in decoded])
-        name, version = self.model_info
+            shadow_model = self.model(routed.shadow, model.name)
+            shadow_bias = self.keep_bias(shadow_model, routed.shadow, request.level, request.keep_bias)
+            served = [texts[0] for texts in decoded]
+            self.shadow.schedule(routed, shadow_model, shadow_bias, request.texts, flat, served, model)
         return CorrectResult(
-            corrections, name, version, routed.arm.name, routed.arm.backend, routed.experiment, timings
+            corrections, model.name, model.version, routed.arm.name, routed.arm.backend, routed.experiment, timings
         )
 
-    def keep_bias(self, arm: Arm, level: str, requested: float | None) -> float:
-        """The keep bias ``arm`` decodes a request with: the request's own, else the arm's, else the model's for the
-        request's ``level``; 0 for an arm whose decoding takes none."""
+    async def _remember(self, origins: dict[str, EditOrigin]) -> None:
+        """Remember where an answer's edits come from, for feedback; a store that fails costs the feedback on
+        them, never the answer: after a failure it is left alone for ``REMEMBER_BACKOFF_S`` (a frozen Redis would
+        otherwise hold every answer for its timeout)."""
+        if time.monotonic() < self._remember_down_until:
+            return
+        try:
+            await self.feedback_ledger.remember(origins)
+        except RedisError as error:
+            if self._remember_down_until == 0.0:
+                log.warning("feedback store unreachable: edits take no feedback", extra={"error": str(error)})
+            self._remember_down_until = time.monotonic() + REMEMBER_BACKOFF_S
+            return
+        if self._remember_down_until:
+            log.info("feedback store reachable again")
+        self._remember_down_until = 0.0
+
+    @staticmethod
+    def _origin(routed: Route, model: ServedModel) -> EditOrigin:
+        """Where a request's edits come from (each edit adds its type)."""
+        return EditOrigin(
+            request_id=current_request_id.get() or "",
+            experiment=routed.experiment or "",
+            run=routed.run if routed.experiment else "",
+            arm=routed.arm.name,
+            model=model.name,
+            version=model.version,
+            type="",
+        )
+
+    @staticmethod
+    def keep_bias(model: ServedModel, arm: Arm, level: str, requested: float | None) -> float:
+        """The keep bias ``arm`` decodes a request with on ``model``: the request's own, else the arm's, else the
+        model's for the request's ``level``; 0 for an arm whose decoding takes none."""
         if not takes_keep_bias(arm.strategy):
             return 0.0
         if requested is not None:
             return requested
         if arm.keep_bias is not None:
             return arm.keep_bias
-        return self.manifest.keep_bias.get(level, KEEP_BIAS_LEVELS[level])
+        return model.manifest.keep_bias.get(level, KEEP_BIAS_LEVELS[level])
+
+    # -- feedback ---------------------------------------------------------------------------
+
+    async def feedback(self, request: FeedbackRequest, api: str = "http") -> FeedbackReport:
+        """What a writer did with suggestions (``edit_ids`` of earlier answers): counted for the arm, model and
+        edit type that made each; all or nothing (404 naming the ids the service does not know)."""
+        try:
+            result = await self.feedback_ledger.record(request.edit_ids, request.action)
+        except RedisError as error:
+            raise NotReadyError(f"the shared feedback store is unreachable: {error}", retry_after="5") from error
+        except UnknownEditsError as error:
+            self.metrics.unknown_feedback(api)
+            ids = ", ".join(error.edit_ids)
+            raise UnknownEditsRequestError(
+                f"unknown or expired edit ids: {ids}; nothing was counted (ids are remembered for "
+                f"{self.settings.feedback_ttl_s:g} s)"
+            ) from error
+        for counted in result.counted:
+            origin = counted.origin
+            experiment = origin.experiment or NO_EXPERIMENT
+            self.metrics.feedback(experiment, origin.arm, origin.model, origin.type, counted.action)
+        return FeedbackReport(counted=len(result.counted), repeated=len(result.repeated))
 
     @staticmethod
-    def _edit_out(edit: TypedEdit, index: Utf16Index | None, alternatives: int) -> EditOut:
+    def _edit_out(edit: TypedEdit, index: Utf16Index | None, alternatives: int, writer: str | None) -> EditOut:
         offset, length = (edit.start, edit.end - edit.start) if index is None else index.span(edit.start, edit.end)
         return EditOut(
-            id=edit.id,
+            id=writer_edit_id(edit.id, writer),
             offset=offset,
             length=length,
             original=edit.original,
@@ -310,11 +414,17 @@ class Pipeline:
     # -- generate ---------------------------------------------------------------------------
 
     async def _generate(self, request: GenerateRequest, record: _Record, deadline: float) -> GenerateResult:
-        if not self.accepting or self.dispatcher is None:
+        if not self.accepting:
             raise NotReadyError(self._not_ready_reason())
         record.arm = GENERATE_QUEUE
         self._validate_texts([request.text])
-        self.dispatcher.check_admission(None, Priority.INTERACTIVE, deadline)
+        with self.model(None, request.model).serving() as model:
+            return await self._generate_with(model, request, record, deadline)
+
+    async def _generate_with(
+        self, model: ServedModel, request: GenerateRequest, record: _Record, deadline: float
+    ) -> GenerateResult:
+        model.dispatcher.check_admission(None, Priority.INTERACTIVE, deadline)
         params = DecodeParams(
             max_new_tokens=request.max_new_tokens,
             num_beams=request.num_beams,
@@ -326,9 +436,9 @@ class Pipeline:
         )
         timings = record.timings
         started = time.monotonic()
-        (units,) = await self.preprocessor.plan([request.text])
+        (units,) = await model.preprocessor.plan([request.text])
         timings.preprocess = time.monotonic() - started
-        hypotheses = await self.dispatcher.generate(units, (request.strategy, params), deadline, timings)
+        hypotheses = await model.dispatcher.generate(units, (request.strategy, params), deadline, timings)
         post_started = time.monotonic()
         sequences: list[tuple[str, float]] = []
         for k in range(request.num_return_sequences):
@@ -344,8 +454,7 @@ class Pipeline:
         record.sentences = len({unit.sentence for unit in units})
         timings.postprocess = time.monotonic() - post_started
         timings.total = time.monotonic() - started
-        name, version = self.model_info
-        return GenerateResult(sequences, name, version, timings)
+        return GenerateResult(sequences, model.name, model.version, timings)
 
     def _not_ready_reason(self) -> str:
         if self.draining:
@@ -355,12 +464,22 @@ class Pipeline:
         return "no engine worker is available (none has sent a heartbeat lately)"
 
     def health(self) -> dict[str, Any]:
-        batchers = self.queues.batchers if self.queues is not None else {}
+        """Readiness, the default model, and each model's queues."""
+        default = self.models.default
+        name, version = self.model_info
         return {
             "ready": self.serving,
-            "model": self.manifest.name,
-            "version": self.manifest.version,
-            "variant": self.variant,
-            "decoding": self.queues.health() if self.queues is not None else None,
-            "queues": {n: {"depth": b.depth, "in_flight": b.in_flight} for n, b in batchers.items()},
+            "model": name,
+            "version": version,
+            "variant": default.variant if default is not None else None,
+            "decoding": default.queues.health() if default is not None else None,
+            "queues": {n: {"depth": b.depth, "in_flight": b.in_flight} for n, b in self._batchers(default).items()},
+            "models": {
+                model.name: {n: {"depth": b.depth, "in_flight": b.in_flight} for n, b in self._batchers(model).items()}
+                for model in self.models.models.values()
+            },
         }
+
+    @staticmethod
+    def _batchers(model: ServedModel | None) -> dict[str, Any]:
+        return model.queues.batchers if model is not None else {}

@@ -10,17 +10,22 @@ special token (``</s>``, ``<pad>``) stays text.
 
 The spelling stage (``service.text.spelling``) needs the model's vocabulary: a model whose
 manifest names none is served without it (logged once), and ``spelling=False`` turns it off.
+Building a speller takes about a second of Python (holding the GIL, so the event loop serving
+other requests crawls meanwhile): models whose spelling files are the same bytes (versions of one
+model, usually) share one speller, which lives as long as a model uses it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from service.engine.manifest import file_sha256
 from service.engine.tokenization import TextCodec
 from service.text.language import LanguageIdentifier, language_identifier
 from service.text.spelling import Speller, spelling_files
@@ -45,6 +50,16 @@ class _Planner:
 
 
 _PROCESS_PLANNER: _Planner | None = None
+_SPELLERS: weakref.WeakValueDictionary[tuple[str, ...], Speller] = weakref.WeakValueDictionary()
+
+
+def shared_speller(vocabulary: Path, ranking: Path | None) -> Speller:
+    """The speller of these files: the one already loaded from files of the same content, else a new one."""
+    key = tuple(file_sha256(path) for path in (vocabulary, ranking) if path is not None)
+    speller = _SPELLERS.get(key)
+    if speller is None:
+        speller = _SPELLERS[key] = Speller.load(vocabulary, ranking)
+    return speller
 
 
 def _init_process(model_dir: str, files: tuple[Path, Path | None] | None) -> None:
@@ -91,7 +106,7 @@ class Preprocessor:
         if self.mode == "thread":
             await asyncio.to_thread(language_identifier)
             if self.spelling_files is not None and self.speller is None:
-                self.speller = await asyncio.to_thread(Speller.load, *self.spelling_files)
+                self.speller = await asyncio.to_thread(shared_speller, *self.spelling_files)
         else:
             await self.plan([""] * self.workers)
 

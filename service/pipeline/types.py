@@ -19,6 +19,7 @@ class CorrectRequest:
     keep_bias: float | None = None  # a keep bias of its own instead of the level's
     user_id: str | None = None
     session_id: str | None = None
+    model: str | None = None  # a served model by name (None: the arm's, else the default)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,19 @@ class GenerateRequest:
     top_p: float = 1.0
     seed: int | None = None
     max_new_tokens: int | None = None
+    model: str | None = None  # a served model by name (None: the default)
+
+
+@dataclass(frozen=True)
+class FeedbackRequest:
+    edit_ids: list[str]
+    action: str  # "accepted" or "dismissed"
+
+
+@dataclass(frozen=True)
+class FeedbackReport:
+    counted: int  # ids whose feedback changed the counts
+    repeated: int  # ids already counted with this action (counted once)
 
 
 @dataclass
@@ -98,6 +112,8 @@ __all__ = [
     "CorrectResult",
     "Correction",
     "EditOut",
+    "FeedbackReport",
+    "FeedbackRequest",
     "GenerateRequest",
     "GenerateResult",
     "Timings",

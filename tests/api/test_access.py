@@ -150,8 +150,9 @@ def test_http_and_grpc_draw_on_the_same_bucket(keyed) -> None:
 
 
 def test_every_state_changing_route_needs_the_admin_key(keyed) -> None:
-    """Every route of the schema that is not a GET, apart from the three that correct text."""
-    serving = {"/v1/correct", "/v1/generate", "/v2/check"}
+    """Every route of the schema that is not a GET, apart from those writers call: the three that correct text,
+    and feedback."""
+    serving = {"/v1/correct", "/v1/generate", "/v2/check", "/v1/feedback"}
     spec = httpx.get(keyed.url + "/openapi.json").json()
     changing = [
         (method, path.replace("{name}", "ab"))

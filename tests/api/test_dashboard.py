@@ -131,6 +131,34 @@ def test_the_page_shows_what_the_json_says(ab_server, browser) -> None:
     page.close()
 
 
+def test_the_acceptance_section_shows_the_feedback_counted(ab_server, browser) -> None:
+    """Writers accept every suggestion one arm made and dismiss the other's: the page shows each arm's counts, its
+    rate with its interval, its rate by edit type, and the test against the control, as the JSON says."""
+    for i in range(20):
+        answer = post(ab_server, "/v1/correct", {"text": TEXTS[i % 3], "client": {"user_id": f"writer-{i}"}}).json()
+        if answer["edits"]:
+            action = "accepted" if answer["arm"] == "accelerated" else "dismissed"
+            ids = [edit["id"] for edit in answer["edits"]]
+            assert post(ab_server, "/v1/feedback", {"edit_ids": ids, "action": action}).status_code == 200
+    data = report(ab_server, "ab")["acceptance"]
+    assert data["arms"]["accelerated"]["accepted"] > 0 and data["arms"]["autoregressive"]["dismissed"] > 0
+    page = open_dashboard(browser, ab_server)
+    for name, arm in data["arms"].items():
+        row = f"#acceptance tr[data-arm='{name}']"
+        for field in ("accepted", "dismissed"):
+            assert page.inner_text(f"{row} td[data-field='{field}']") == str(arm[field])
+        assert close(page.inner_text(f"{row} td[data-field='rate'] .value"), 100 * arm["rate"])
+        low, high = re.findall(r"[\d.]+", page.inner_text(f"{row} td[data-field='rate'] .ci"))
+        assert close(low, 100 * arm["ci"][0]) and close(high, 100 * arm["ci"][1])
+        for edit_type in arm["by_type"]:
+            assert edit_type in page.inner_text(f"{row} td[data-field='by_type']")
+    (test,) = data["comparisons"]
+    verdict = page.inner_text(f"#acceptance tr[data-arm='{test['arm']}'] td[data-field='against_control']")
+    assert f"p = {test['p_value']:.2g}".replace("e-0", "e-") in verdict or "p = " in verdict
+    assert ("significant" in verdict) and (("not significant" in verdict) != test["significant"])
+    page.close()
+
+
 def test_the_form_changes_weights_with_the_admin_key_only(ab_server, browser) -> None:
     page = open_dashboard(browser, ab_server)
     page.fill("#weight-inputs input[name='accelerated']", "80")

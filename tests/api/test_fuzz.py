@@ -203,8 +203,9 @@ def test_with_api_keys_unkeyed_requests_get_401_and_keys_never_reach_the_log(key
     wrong = [{"Authorization": f"Bearer {WRONG_KEY}"}, {"X-Api-Key": WRONG_KEY}]
     for operation in operations:
         has_inputs = bool(operation.body or list(operation.iter_parameters()))
-        # /v1/experiments/{name}/...: admin routes take the admin key, which is a valid key too.
-        key = KEY if operation.method != "get" and "experiments" in operation.path else API_KEY
+        # /v1/experiments/... and /v1/models changes: admin routes take the admin key, which is a valid key too.
+        admin = operation.method != "get" and operation.path.startswith(("/v1/experiments", "/v1/models"))
+        key = KEY if admin else API_KEY
         keyed = {**timeout, "Authorization": f"Bearer {key}"}
         positive = KEYED if has_inputs else 1
         _fuzz(operation, GenerationMode.POSITIVE, positive, tally, server.url, _not_refused_for_its_key, headers=keyed)

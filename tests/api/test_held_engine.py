@@ -40,8 +40,9 @@ class HeldEngine:
     batches: list[list[list[int]]] = field(default_factory=list)
 
     def hold(self, pipeline: Pipeline) -> None:
-        breaking = pipeline.preprocessor.encode(BREAKING)
-        for engine in pipeline.queues.engines:
+        default = pipeline.models.get()
+        breaking = default.preprocessor.encode(BREAKING)
+        for engine in default.queues.engines:
             model = engine.model
             model.start = self._wrap(model.start, lambda sources, stop=None: sources, breaking)
             model.join = self._wrap(model.join, lambda state, slots, sources, owners: sources, breaking)

@@ -123,7 +123,9 @@ def test_a_replaced_experiment_stays_readable_on_every_replica(replicas) -> None
     for server in (first, second):
         replaced = report(server, "ab")
         assert replaced["status"] == "stopped" and replaced["scope"] == "cluster"
-        assert replaced["replicas"]["reporting"] == 2 and requests(replaced) == 20 + sum(late)
+        # a late request counts when it was also answered before its replica learnt of the change (one routed to
+        # "ab" but answered after the switch is in neither experiment's numbers)
+        assert replaced["replicas"]["reporting"] == 2 and 20 <= requests(replaced) <= 20 + sum(late)
         if not any(late):
             assert [arm["latency_ms"] for arm in replaced["arms"]] == [arm["latency_ms"] for arm in running["arms"]]
 

@@ -226,3 +226,29 @@ def test_a_repeated_sentence_hits_the_shared_cache_and_a_new_model_version_misse
         assert metric(metrics, "gecserve_cache_lookups_total", level="redis", result="hit") == 0
     finally:
         second.stop()
+
+
+def test_each_model_s_jobs_reach_the_workers_of_that_model(tmp_path, redis_prefix: str) -> None:
+    """A gateway serving two model versions, and one worker of each (``gecserve worker --model NAME``): each answer
+    names the version a request asked for, and each worker decoded only its own model's jobs."""
+    other = tmp_path / "tiny-v7"
+    shutil.copytree(FIXTURE_MODEL, other)
+    manifest = json.loads((other / "manifest.json").read_text())
+    (other / "manifest.json").write_text(json.dumps({**manifest, "version": "7"}))
+    models = f"tiny={FIXTURE_MODEL},tiny-v7={other}"
+    workers = {
+        name: worker(tmp_path, REDIS_URL, redis_prefix, model_name=name, models=models) for name in ("tiny", "tiny-v7")
+    }
+    remote = gateway(tmp_path, REDIS_URL, redis_prefix, models=models)
+    try:
+        texts = sentences(6, seed=7)
+        for name, version in (("tiny", manifest["version"]), ("tiny-v7", "7")):
+            answer = post(remote, "/v1/correct", {"texts": texts, "model": name}).json()
+            assert answer["model"] == {"name": name, "version": version} and len(answer["results"]) == 6
+        for name, running in workers.items():
+            decoded = metric(running.metrics(), "gecserve_worker_jobs_total", outcome="decoded")
+            assert decoded == 6, (name, decoded)  # its own model's six sentences, and none of the other's
+    finally:
+        remote.stop()
+        for running in workers.values():
+            running.stop()

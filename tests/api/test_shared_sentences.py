@@ -26,7 +26,7 @@ def shared(pipeline: Pipeline, queue: str = "accelerated") -> float:
 
 def decoded(engine: HeldEngine, served: Served, text: str) -> int:
     """How many times the engine was given ``text`` (sentences joining a batch, or starting one)."""
-    tokens = served.pipeline.preprocessor.encode(text)
+    tokens = served.pipeline.models.get().preprocessor.encode(text)
     return sum(source == tokens for batch in engine.batches for source in batch)
 
 

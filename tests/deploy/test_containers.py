@@ -122,11 +122,29 @@ def test_compose_runs_two_gateways_behind_one_port_and_scrapes_every_replica() -
     scrape = yaml.safe_load((ROOT / "deploy" / "prometheus" / "prometheus.yml").read_text(encoding="utf-8"))
     sd = {job["job_name"]: job["dns_sd_configs"][0] for job in scrape["scrape_configs"]}
     assert (sd["gecserve"]["names"], sd["gecserve"]["port"]) == (["gateway"], 8000)
-    worker = services["worker"]["command"]
-    assert (sd["gecserve-worker"]["names"], str(sd["gecserve-worker"]["port"])) == (
-        ["worker"],
-        worker[worker.index("--metrics-port") + 1],
-    )
+    workers = [name for name in services if name.startswith("worker")]
+    assert workers == ["worker", "worker-v2"]
+    ports = {services[name]["command"][services[name]["command"].index("--metrics-port") + 1] for name in workers}
+    assert (sd["gecserve-worker"]["names"], {str(sd["gecserve-worker"]["port"])}) == (workers, ports)
+
+
+def test_compose_serves_two_model_versions_each_decoded_by_its_own_workers() -> None:
+    """The gateways serve every model the experiment's arms name; each worker decodes one model of that list."""
+    for path in COMPOSE_FILES[:1]:
+        services = load(path)["services"]
+        listed = dict(entry.split("=", 1) for entry in services["gateway"]["environment"]["GECSERVE_MODELS"].split(","))
+        experiment = services["gateway"]["environment"]["GECSERVE_EXPERIMENT"].removeprefix("/app/")
+        arms = yaml.safe_load((ROOT / experiment).read_text(encoding="utf-8"))["arms"]
+        assert {arm["model"] for arm in arms} == set(listed) == {"gec-v3", "gec-v2"}
+        served = {
+            services[name]["command"][services[name]["command"].index("--model") + 1]
+            for name in services
+            if name.startswith("worker")
+        }
+        assert served == set(listed)
+        for folder in listed.values():
+            assert (ROOT / folder.removeprefix("/app/") / "manifest.json").is_file()
+            assert f"COPY {folder.removeprefix('/app/')} " in (ROOT / "Dockerfile").read_text(encoding="utf-8")
 
 
 def test_compose_gpu_override_reserves_an_nvidia_gpu_for_workers() -> None:
@@ -146,8 +164,8 @@ def test_compose_restarts_what_must_survive_a_crash() -> None:
     """A gateway, a worker or Redis that dies is started again by Docker (the jobs a dead worker held
     are claimed by another: tests/api/test_scaleout.py), and only a stop by hand keeps it down."""
     services = load(ROOT / "docker-compose.yml")["services"]
-    for name in ("gateway", "worker", "redis", "lb"):
+    for name in ("gateway", "worker", "worker-v2", "redis", "lb"):
         assert services[name].get("restart") in {"always", "unless-stopped"}, name
-    for name in ("gateway", "worker"):
+    for name in ("gateway", "worker", "worker-v2"):
         grace = services[name]["stop_grace_period"]
         assert grace.endswith("s") and float(grace[:-1]) > 20, "SIGTERM must have time to drain (20 s by default)"

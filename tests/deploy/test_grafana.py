@@ -52,6 +52,8 @@ def exported() -> dict[str, frozenset[str]]:
     metrics.output_dropped("exp", "accelerated", "repetition")
     metrics.shadow_compared("exp", "accelerated", "autoregressive", 1, 1)
     metrics.shadow_drop("exp", "busy")
+    metrics.feedback("exp", "accelerated", "gec-default", "grammar", "accepted")
+    metrics.unknown_feedback("http")
     metrics.observe_queue_wait("accelerated", 0.001)
     metrics.observe_batch("accelerated", 2, 32)
     metrics.observe_batch_duration("accelerated", 0.004)

@@ -137,8 +137,34 @@ def test_gpu_overlay_gives_each_worker_a_gpu_and_the_gpu_image() -> None:
 
 def test_the_experiment_configmap_is_the_experiment_file() -> None:
     (configmap,) = objects("overlays/cpu", "ConfigMap").values()
-    shipped = (ROOT / "deploy" / "experiments" / "accelerated-vs-autoregressive.yaml").read_text(encoding="utf-8")
+    shipped = (ROOT / "deploy" / "experiments" / "model-versions.yaml").read_text(encoding="utf-8")
     assert configmap["data"]["experiment.yaml"] == shipped
+
+
+@pytest.mark.parametrize("kustomization", ["overlays/cpu", "overlays/gpu"])
+def test_each_model_the_experiment_names_has_its_workers_and_the_gateways_serve_it(kustomization: str) -> None:
+    (configmap,) = objects(kustomization, "ConfigMap").values()
+    models = {arm["model"] for arm in yaml.safe_load(configmap["data"]["experiment.yaml"])["arms"]}
+    deployments = objects(kustomization, "Deployment")
+
+    def env(name: str) -> dict[str, str]:
+        (container,) = deployments[name]["spec"]["template"]["spec"]["containers"]
+        return {item["name"]: item.get("value") for item in container["env"]}
+
+    listed = dict(entry.split("=", 1) for entry in env("gateway")["GECSERVE_MODELS"].split(","))
+    assert set(listed) == models
+    workers = {}
+    for name, deployment in deployments.items():
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        if container["args"][0] == "worker":
+            workers[container["args"][container["args"].index("--model") + 1]] = name
+            assert env(name)["GECSERVE_MODELS"] == env("gateway")["GECSERVE_MODELS"]
+    assert set(workers) == models
+    scaled = objects(kustomization, "ScaledObject")
+    for model, name in workers.items():
+        version = "3" if model == "gec-v3" else "2"
+        streams = {trigger["metadata"]["stream"] for trigger in scaled[name]["spec"]["triggers"]}
+        assert all(f"@{version}/" in stream for stream in streams), (model, streams)
 
 
 @pytest.mark.parametrize("kustomization", ["overlays/cpu", "overlays/gpu"])
@@ -146,10 +172,10 @@ def test_crashed_or_hung_pods_are_restarted(kustomization: str) -> None:
     """Deployments and StatefulSets restart a container that exits (restartPolicy Always, the only one
     they allow) and one whose liveness probe fails; a worker's SIGTERM has time to finish its jobs."""
     workloads = {**objects(kustomization, "Deployment"), **objects(kustomization, "StatefulSet")}
-    assert {"gateway", "worker", "redis"} <= workloads.keys()
+    assert {"gateway", "worker", "worker-v2", "redis"} <= workloads.keys()
     for name, workload in workloads.items():
         pod = workload["spec"]["template"]["spec"]
         assert pod.get("restartPolicy", "Always") == "Always", name
         assert all("livenessProbe" in container for container in pod["containers"]), name
-    for name in ("gateway", "worker"):
+    for name in ("gateway", "worker", "worker-v2"):
         assert workloads[name]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 30, name

@@ -63,8 +63,8 @@ IDS = [where for where, *_ in CONTAINERS]
 
 
 def test_every_gecserve_service_is_seen() -> None:
-    assert {where.split(":")[-1] for where in IDS} == {"gateway", "worker"}
-    assert len(IDS) == 6
+    assert {where.split(":")[-1] for where in IDS} == {"gateway", "worker", "worker-v2"}
+    assert len(IDS) == 9
 
 
 @pytest.mark.parametrize(("where", "args", "env", "ports", "spec"), CONTAINERS, ids=IDS)
@@ -160,6 +160,15 @@ def test_keda_scales_on_the_streams_the_workers_read(overlay: str) -> None:
     redis = objects(overlay, "Service")["redis"]
     address = f"{redis['metadata']['name']}.{redis['metadata']['namespace']}.svc.cluster.local:6379"
     assert {t["metadata"]["address"] for t in triggers} == {address}
+
+
+@pytest.mark.parametrize("overlay", ["overlays/cpu", "overlays/gpu"])
+def test_keda_scales_version_2_s_workers_on_version_2_s_streams(overlay: str) -> None:
+    manifest = ModelManifest.load(ROOT / "models" / "gec-v2")
+    keys = StreamKeys.for_model(SETTINGS.redis_prefix, manifest.name, manifest.version, manifest.default_variant)
+    triggers = objects(overlay, "ScaledObject")["worker-v2"]["spec"]["triggers"]
+    assert {t["metadata"]["stream"] for t in triggers} == {keys.jobs(queue) for queue in [*BACKENDS, GENERATE_QUEUE]}
+    assert {t["metadata"]["consumerGroup"] for t in triggers} == {GROUP}
 
 
 def test_the_images_model_path_is_baked_in() -> None:

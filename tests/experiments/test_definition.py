@@ -100,3 +100,15 @@ def test_bad_files_name_the_field(tmp_path: Path, text: str, field: str) -> None
 def test_a_missing_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ExperimentFileError, match=r"missing\.yaml"):
         load_experiment(tmp_path / "missing.yaml")
+
+
+def test_an_arm_may_run_on_a_model_of_its_own(tmp_path: Path) -> None:
+    text = GOOD + "  - {name: v2, model: gec-v2, backend: accelerated, weight: 1}\n"
+    definition = load_experiment(write(tmp_path, text))
+    assert definition.models() == {"gec-v2"}
+    assert definition.arms[2].arm() == Arm("v2", "accelerated", (), "gec-v2")
+    named_after_backend = GOOD + "  - {name: beam, model: gec-v2, weight: 1}\n"
+    with pytest.raises(ExperimentFileError, match="give it another name"):
+        load_experiment(write(tmp_path, named_after_backend))
+    with pytest.raises(ExperimentFileError, match=r"arms\.2\.model"):
+        load_experiment(write(tmp_path, GOOD + "  - {name: v2, model: 'bad name', backend: beam, weight: 1}\n"))

@@ -11,7 +11,12 @@ import pytest
 
 from service.experiments.arms import UnknownArmError
 from service.experiments.definition import ExperimentDefinition
-from service.experiments.manager import ExperimentManager, ExperimentRunningError, NoSuchExperimentError
+from service.experiments.manager import (
+    ExperimentManager,
+    ExperimentRunningError,
+    NoSuchExperimentError,
+    UnservedModelError,
+)
 from service.experiments.store import LocalStore, RedisStore
 from tests.conftest import REDIS_URL
 
@@ -211,3 +216,40 @@ def test_replicas_keep_a_replaced_experiments_numbers_in_redis(redis_prefix: str
                 await replica.close()
 
     asyncio.run(scenario())
+
+
+VERSIONS = ExperimentDefinition.model_validate(
+    {
+        "name": "versions",
+        "control": "old",
+        "arms": [
+            {"name": "old", "model": "gec-v2", "backend": "accelerated", "weight": 1},
+            {"name": "new", "model": "gec-v3", "backend": "accelerated", "weight": 1},
+        ],
+        "shadow": {"arm": "old", "sample_rate": 1.0},
+    }
+)
+
+
+def test_arms_run_on_their_models_and_an_experiment_naming_one_not_served_is_refused() -> None:
+    experiments = ExperimentManager("accelerated", LocalStore(), "test", rng=random.Random(0))
+    experiments.model_names = lambda: ["gec-v3"]
+    with pytest.raises(UnservedModelError, match="gec-v2"):
+        asyncio.run(experiments.open(VERSIONS))
+    assert experiments.state is None
+    experiments.model_names = lambda: ["gec-v3", "gec-v2"]
+    asyncio.run(experiments.open(VERSIONS))
+    assert experiments.models_in_use() == {"gec-v2", "gec-v3"}
+    routes = [experiments.route(None, f"u{i}", None, alternatives=False) for i in range(40)]
+    assert {route.arm.name: route.arm.model for route in routes} == {"old": "gec-v2", "new": "gec-v3"}
+    named = experiments.route(None, "u1", None, alternatives=False, model="gec-v2")
+    assert (named.kind, named.experiment, named.arm.model) == ("model", None, None)  # outside the experiment
+    for route in routes:
+        experiments.record(route, 0.01, "ok", 1, 1)
+        experiments.record_shadow(route, [("a", "b", "b")])
+    report = asyncio.run(experiments.report("versions"))
+    assert {arm["name"]: arm["model"] for arm in report["arms"]} == {"old": "gec-v2", "new": "gec-v3"}
+    (pair,) = report["shadow"]["pairs"]
+    assert pair["served"] == "new" and pair["expected"] is None and pair["same_model"] is False
+    asyncio.run(experiments.stop("versions"))
+    assert experiments.models_in_use() == set()

@@ -3,15 +3,18 @@ experiment (so the locustfile never rots), and the step load read back by ``load
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
+import httpx
 import pytest
 import yaml
 
-from loadtest import report
+from loadtest import acceptance, report
 from tests.api.server import ROOT, RunningServer, start_server
 from tests.api.test_experiments import EXPERIMENT
+from tests.conftest import FIXTURE_MODEL
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -78,3 +81,29 @@ def test_the_step_load_stops_after_two_steps_in_a_row_past_the_sla(ab_server, tm
     assert run.returncode == 0, run.stdout + run.stderr
     steps = report.read_csv(prefix.with_name("strict_steps.csv"))
     assert [(s["users"], s["within_sla"]) for s in steps] == [(2, False), (3, False)]
+
+
+def test_editors_accept_suggestions_at_each_arm_s_rate_and_the_report_counts_them(ab_server, tmp_path):
+    """Editors accept every suggestion of one arm and dismiss every one of the other (HTTP and gRPC): the run has
+    no failure, and the experiment's acceptance is 100% and 0% with feedback on both arms."""
+    prefix = tmp_path / "feedback"
+    args = ["-f", "loadtest/locustfile.py", "EditorUser", "GrpcEditorUser", "-u", "10", "-r", "10", "-t", "4s"]
+    run = locust(ab_server, tmp_path, *args, "--accept-rate", "accelerated=1,autoregressive=0", "--csv", str(prefix))
+    assert run.returncode == 0, run.stdout + run.stderr
+    names = {row["Name"] for row in report.read_csv(prefix.with_name("feedback_stats.csv"))}
+    assert {"feedback accepted", "feedback dismissed"} <= names
+    acceptance = httpx.get(f"{ab_server.url}/v1/experiments/ab").json()["acceptance"]["arms"]
+    assert acceptance["accelerated"]["rate"] == 1.0 and acceptance["accelerated"]["accepted"] > 0
+    assert acceptance["autoregressive"]["rate"] == 0.0 and acceptance["autoregressive"]["dismissed"] > 0
+
+
+def test_the_acceptance_runs_report_what_they_find(tmp_path, capsys):
+    out = tmp_path / "acceptance.json"
+    args = ["--spawn", str(FIXTURE_MODEL), "--runs", "1", "--duration", "3", "--users", "8", "--json", str(out)]
+    assert acceptance.main([*args, "--planted", "accelerated=0.9,autoregressive=0.1"]) == 0
+    result = json.loads(out.read_text())
+    planted, equal = result["summary"]
+    assert (planted["runs"], equal["runs"]) == ("planted", "equal") and planted["of"] == equal["of"] == 1
+    (run,) = result["runs"]["planted"]
+    assert run["accelerated_rate"] > run["autoregressive_rate"] and run["accelerated_feedback"] > 0
+    assert "planted difference" in capsys.readouterr().out

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from service.config import Settings
 from service.engine.engine import Engine
 from service.engine.offline import correct_texts, model_review
 from service.experiments.arms import Arm
 from service.pipeline.errors import PayloadTooLargeError, UnknownArmRequestError
-from service.pipeline.pipeline import Pipeline
+from service.pipeline.pipeline import Pipeline, writer_edit_id
 from service.pipeline.types import CorrectRequest, GenerateRequest
 from service.wiring import WARMUP_ROUNDS, Gateway
 from tests.conftest import FIXTURE_MODEL, copy_with_language_model
@@ -120,13 +123,14 @@ def test_the_keep_bias_is_the_request_s_else_the_arm_s_else_the_model_s_level() 
     async def body(pipeline: Pipeline):
         accelerated, beam = Arm.of_backend("accelerated"), Arm.of_backend("beam")
         eager = Arm("eager", "accelerated", (("keep_bias", -0.5),))
-        levels = pipeline.manifest.keep_bias
+        model = pipeline.models.get()
+        levels = model.manifest.keep_bias
         return [
-            pipeline.keep_bias(accelerated, "default", None) == levels["default"],
-            pipeline.keep_bias(accelerated, "picky", None) == levels["picky"],
-            pipeline.keep_bias(eager, "picky", None) == -0.5,
-            pipeline.keep_bias(eager, "default", 2.0) == 2.0,
-            pipeline.keep_bias(beam, "picky", None) == 0.0,  # beam search takes none
+            pipeline.keep_bias(model, accelerated, "default", None) == levels["default"],
+            pipeline.keep_bias(model, accelerated, "picky", None) == levels["picky"],
+            pipeline.keep_bias(model, eager, "picky", None) == -0.5,
+            pipeline.keep_bias(model, eager, "default", 2.0) == 2.0,
+            pipeline.keep_bias(model, beam, "picky", None) == 0.0,  # beam search takes none
         ]
 
     assert all(asyncio.run(with_pipeline(settings(), body)))
@@ -153,3 +157,12 @@ def test_the_language_model_reviews_what_is_served_as_offline(tmp_path) -> None:
     assert reviewed == [c.text for c in correct_texts(engine, texts, review=model_review(model))]
     assert plain == [c.text for c in correct_texts(engine, texts)]
     assert (plain[0], reviewed[0]) == ("I saw an apple yesterday.", "I saw a apple yesterday.")
+
+
+@given(st.text(max_size=20), st.text(min_size=1, max_size=20), st.text(min_size=1, max_size=20))
+def test_an_edit_id_is_stable_for_its_writer_and_apart_from_other_writers(edit: str, writer: str, other: str) -> None:
+    assert writer_edit_id(edit, None) == edit
+    assert writer_edit_id(edit, writer) == writer_edit_id(edit, writer)
+    assert re.fullmatch(r"[0-9a-f]{12}", writer_edit_id(edit, writer))
+    if other != writer:
+        assert writer_edit_id(edit, writer) != writer_edit_id(edit, other)

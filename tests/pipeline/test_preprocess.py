@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from service.engine.manifest import ModelManifest
 from service.engine.model import Seq2SeqModel
-from service.pipeline.preprocess import Preprocessor
-from tests.conftest import FIXTURE_MODEL
+from service.pipeline.preprocess import Preprocessor, shared_speller
+from service.text.spelling import spelling_files
+from tests.conftest import FIXTURE_MODEL, SPELLING_CORPUS, copy_with_vocabulary
 
 TEXTS = ["i saw a apple. The cat likes teh old car", "", "Tom found an owl.\nNew line here!", "word " * 200]
 # Text that spells special tokens, and Unicode the byte-level tokenizer must take as it is.
@@ -86,3 +88,12 @@ def test_a_model_with_a_vocabulary_is_spelled_unless_asked_not_to(spelling_model
 def test_unknown_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="thread"):
         Preprocessor(FIXTURE_MODEL, mode="fibre")
+
+
+def test_models_with_the_same_spelling_files_share_one_speller(tmp_path) -> None:
+    first = copy_with_vocabulary(FIXTURE_MODEL, tmp_path / "first")
+    second = copy_with_vocabulary(FIXTURE_MODEL, tmp_path / "second")
+    other = copy_with_vocabulary(FIXTURE_MODEL, tmp_path / "other", corpus=SPELLING_CORPUS + " Zebras zebras.")
+    files = [spelling_files(folder, ModelManifest.load(folder)) for folder in (first, second, other)]
+    spellers = [shared_speller(*pair) for pair in files]
+    assert spellers[0] is spellers[1] and spellers[2] is not spellers[0]

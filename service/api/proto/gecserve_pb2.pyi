@@ -29,18 +29,20 @@ class ClientInfo(_message.Message):
     def __init__(self, user_id: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
 
 class CorrectRequest(_message.Message):
-    __slots__ = ("text", "texts", "offset_unit", "options", "client")
+    __slots__ = ("text", "texts", "offset_unit", "options", "client", "model")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     TEXTS_FIELD_NUMBER: _ClassVar[int]
     OFFSET_UNIT_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
     text: str
     texts: _containers.RepeatedScalarFieldContainer[str]
     offset_unit: str
     options: CorrectOptions
     client: ClientInfo
-    def __init__(self, text: _Optional[str] = ..., texts: _Optional[_Iterable[str]] = ..., offset_unit: _Optional[str] = ..., options: _Optional[_Union[CorrectOptions, _Mapping]] = ..., client: _Optional[_Union[ClientInfo, _Mapping]] = ...) -> None: ...
+    model: str
+    def __init__(self, text: _Optional[str] = ..., texts: _Optional[_Iterable[str]] = ..., offset_unit: _Optional[str] = ..., options: _Optional[_Union[CorrectOptions, _Mapping]] = ..., client: _Optional[_Union[ClientInfo, _Mapping]] = ..., model: _Optional[str] = ...) -> None: ...
 
 class Edit(_message.Message):
     __slots__ = ("id", "offset", "length", "original", "replacement", "alternatives", "sentence", "type")
@@ -117,7 +119,7 @@ class CorrectResponse(_message.Message):
     def __init__(self, text: _Optional[str] = ..., edits: _Optional[_Iterable[_Union[Edit, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[Correction, _Mapping]]] = ..., model: _Optional[_Union[ModelInfo, _Mapping]] = ..., backend: _Optional[str] = ..., timings_ms: _Optional[_Union[Timings, _Mapping]] = ..., arm: _Optional[str] = ..., experiment: _Optional[str] = ...) -> None: ...
 
 class GenerateRequest(_message.Message):
-    __slots__ = ("text", "num_return_sequences", "strategy", "num_beams", "temperature", "top_k", "top_p", "seed", "max_new_tokens")
+    __slots__ = ("text", "num_return_sequences", "strategy", "num_beams", "temperature", "top_k", "top_p", "seed", "max_new_tokens", "model")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     NUM_RETURN_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
@@ -127,6 +129,7 @@ class GenerateRequest(_message.Message):
     TOP_P_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     MAX_NEW_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
     text: str
     num_return_sequences: int
     strategy: str
@@ -136,7 +139,8 @@ class GenerateRequest(_message.Message):
     top_p: float
     seed: int
     max_new_tokens: int
-    def __init__(self, text: _Optional[str] = ..., num_return_sequences: _Optional[int] = ..., strategy: _Optional[str] = ..., num_beams: _Optional[int] = ..., temperature: _Optional[float] = ..., top_k: _Optional[int] = ..., top_p: _Optional[float] = ..., seed: _Optional[int] = ..., max_new_tokens: _Optional[int] = ...) -> None: ...
+    model: str
+    def __init__(self, text: _Optional[str] = ..., num_return_sequences: _Optional[int] = ..., strategy: _Optional[str] = ..., num_beams: _Optional[int] = ..., temperature: _Optional[float] = ..., top_k: _Optional[int] = ..., top_p: _Optional[float] = ..., seed: _Optional[int] = ..., max_new_tokens: _Optional[int] = ..., model: _Optional[str] = ...) -> None: ...
 
 class GeneratedSequence(_message.Message):
     __slots__ = ("text", "score")
@@ -155,3 +159,19 @@ class GenerateResponse(_message.Message):
     model: ModelInfo
     timings_ms: Timings
     def __init__(self, sequences: _Optional[_Iterable[_Union[GeneratedSequence, _Mapping]]] = ..., model: _Optional[_Union[ModelInfo, _Mapping]] = ..., timings_ms: _Optional[_Union[Timings, _Mapping]] = ...) -> None: ...
+
+class FeedbackRequest(_message.Message):
+    __slots__ = ("edit_ids", "action")
+    EDIT_IDS_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    edit_ids: _containers.RepeatedScalarFieldContainer[str]
+    action: str
+    def __init__(self, edit_ids: _Optional[_Iterable[str]] = ..., action: _Optional[str] = ...) -> None: ...
+
+class FeedbackResponse(_message.Message):
+    __slots__ = ("counted", "repeated")
+    COUNTED_FIELD_NUMBER: _ClassVar[int]
+    REPEATED_FIELD_NUMBER: _ClassVar[int]
+    counted: int
+    repeated: int
+    def __init__(self, counted: _Optional[int] = ..., repeated: _Optional[int] = ...) -> None: ...

@@ -44,6 +44,11 @@ class CorrectorStub:
                 request_serializer=gecserve__pb2.GenerateRequest.SerializeToString,
                 response_deserializer=gecserve__pb2.GenerateResponse.FromString,
                 _registered_method=True)
+        self.Feedback = channel.unary_unary(
+                '/gecserve.v1.Corrector/Feedback',
+                request_serializer=gecserve__pb2.FeedbackRequest.SerializeToString,
+                response_deserializer=gecserve__pb2.FeedbackResponse.FromString,
+                _registered_method=True)
 
 
 class CorrectorServicer:
@@ -63,6 +68,14 @@ class CorrectorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Feedback(self, request, context):
+        """What a writer did with suggestions: the edit ids of earlier answers, accepted or dismissed
+        (NOT_FOUND naming the ids the service does not know; nothing is counted then).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CorrectorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -75,6 +88,11 @@ def add_CorrectorServicer_to_server(servicer, server):
                     servicer.Generate,
                     request_deserializer=gecserve__pb2.GenerateRequest.FromString,
                     response_serializer=gecserve__pb2.GenerateResponse.SerializeToString,
+            ),
+            'Feedback': grpc.unary_unary_rpc_method_handler(
+                    servicer.Feedback,
+                    request_deserializer=gecserve__pb2.FeedbackRequest.FromString,
+                    response_serializer=gecserve__pb2.FeedbackResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -131,6 +149,33 @@ class Corrector:
             '/gecserve.v1.Corrector/Generate',
             gecserve__pb2.GenerateRequest.SerializeToString,
             gecserve__pb2.GenerateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Feedback(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/gecserve.v1.Corrector/Feedback',
+            gecserve__pb2.FeedbackRequest.SerializeToString,
+            gecserve__pb2.FeedbackResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -110,7 +110,13 @@ function renderArms(report) {
         "tr",
         { "data-arm": arm.name },
         el("td", {}, el("span", { class: "swatch", style: `background:${colourOf(report, arm.name)}` }), arm.name),
-        el("td", {}, arm.backend + (Object.keys(arm.params).length ? ` ${JSON.stringify(arm.params)}` : "")),
+        el(
+          "td",
+          { "data-field": "runs" },
+          arm.backend +
+            (Object.keys(arm.params).length ? ` ${JSON.stringify(arm.params)}` : "") +
+            (arm.model ? ` on ${arm.model}` : ""),
+        ),
         el("td", { class: "num", "data-field": "weight" }, `${arm.weight} (${percent(arm.share)})`),
         el("td", { class: "num", "data-field": "assigned" }, arm.assigned),
         el("td", { class: "num", "data-field": "requests" }, arm.requests),
@@ -144,6 +150,38 @@ function renderComparison(report) {
   );
 }
 
+function renderAcceptance(report) {
+  const acceptance = report.acceptance;
+  const arms = acceptance ? Object.entries(acceptance.arms) : [];
+  const tests = new Map((acceptance ? acceptance.comparisons : []).map((c) => [c.arm, c]));
+  replaceRows(
+    $("acceptance"),
+    arms.map(([name, arm]) => {
+      const test = tests.get(name);
+      let verdict = "control";
+      if (test) {
+        verdict =
+          test.p_value === null
+            ? "not enough feedback"
+            : `${test.difference >= 0 ? "+" : ""}${(100 * test.difference).toFixed(1)} points, p = ${test.p_value.toPrecision(2)}, ${test.significant ? "significant" : "not significant"}`;
+      }
+      const types = Object.entries(arm.by_type)
+        .map(([type, counts]) => `${type} ${percent(counts.rate)} (${counts.accepted}/${counts.accepted + counts.dismissed})`)
+        .join(", ");
+      return el(
+        "tr",
+        { "data-arm": name },
+        el("td", {}, el("span", { class: "swatch", style: `background:${colourOf(report, name)}` }), name),
+        el("td", { class: "num", "data-field": "accepted" }, arm.accepted),
+        el("td", { class: "num", "data-field": "dismissed" }, arm.dismissed),
+        withInterval("rate", { value: arm.rate, ci: arm.ci }, percent),
+        el("td", { "data-field": "by_type" }, types || "none yet"),
+        el("td", { "data-field": "against_control" }, verdict),
+      );
+    }),
+  );
+}
+
 function renderShadow(report) {
   const shadow = report.shadow;
   $("shadow-plan").textContent = shadow
@@ -162,7 +200,11 @@ function renderShadow(report) {
         el("td", { class: "num", "data-field": "compared" }, p.compared),
         el("td", { class: "num", "data-field": "agreed" }, p.agreed),
         el("td", { class: "num " + (below ? "bad" : "good"), "data-field": "agreement" }, percent(p.agreement)),
-        el("td", { class: "num", "data-field": "expected" }, p.expected === null ? "lossy arm" : percent(p.expected)),
+        el(
+          "td",
+          { class: "num", "data-field": "expected" },
+          p.expected !== null ? percent(p.expected) : p.same_model ? "lossy arm" : "two models",
+        ),
       );
     }),
   );
@@ -291,6 +333,7 @@ async function refresh() {
       renderSampleRatio(report);
       renderArms(report);
       renderComparison(report);
+      renderAcceptance(report);
       renderShadow(report);
       renderStages(report);
       for (const q of QUANTILES) renderChart(`chart-${q}`, report, q, "ms");

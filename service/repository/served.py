@@ -1,0 +1,107 @@
+"""One served model: its manifest, preprocessing, decoding queues (engines here, or workers' job streams) and
+dispatcher, built by ``service.wiring``; its state (loading, ready, draining) and the requests using it.
+
+A request holds the model it was routed to for as long as it is served (``serving``), so that a model swapped
+out or unloaded meanwhile finishes it: ``drain`` waits until no request holds the model, then finishes what its
+queues hold and closes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from service.engine.manifest import ModelManifest
+from service.pipeline.dispatch import SentenceDispatcher
+from service.pipeline.preprocess import Preprocessor
+from service.pipeline.queues import DecodingQueues
+
+__all__ = ["ModelState", "ServedModel"]
+
+DRAIN_POLL_S = 0.02
+QUALITY_FIGURES = ("jfleg_dev", "fce_dev", "keep_bias")  # of the manifest's measured quality, what a listing shows
+
+
+class ModelState(enum.StrEnum):
+    LOADING = "loading"
+    READY = "ready"
+    DRAINING = "draining"
+
+
+@dataclass(eq=False)
+class ServedModel:
+    """A model being served under ``name`` (see the module docstring)."""
+
+    name: str
+    path: Path
+    manifest: ModelManifest
+    variant: str
+    preprocessor: Preprocessor
+    queues: DecodingQueues
+    dispatcher: SentenceDispatcher
+    # what loading it added to the resident set: its engines, and its preprocessing where no model loaded before
+    # shares it (the first model also carries the language identifier); 0 for a gateway whose workers decode
+    memory_bytes: int
+    load_s: float  # seconds to load and warm up
+    closing: Callable[[], Awaitable[None]] | None = None  # stops what runs beside its queues (the idle release)
+    state: ModelState = ModelState.READY
+    loaded_at: float = field(default_factory=time.time)
+    active: int = 0  # requests holding it
+
+    @property
+    def version(self) -> str:
+        return self.manifest.version
+
+    @property
+    def max_new_tokens(self) -> int:
+        """The longest generation the model allows (its positions, less the decoder prefix)."""
+        return self.manifest.max_target_positions - len(self.manifest.decoder_prefix_ids)
+
+    @contextmanager
+    def serving(self) -> Iterator[ServedModel]:
+        """Hold the model while a request uses it."""
+        self.active += 1
+        try:
+            yield self
+        finally:
+            self.active -= 1
+
+    async def drain(self, timeout: float) -> None:
+        """Stop being offered (draining); wait up to ``timeout`` seconds for the requests holding it, then finish
+        what its queues hold (in what is left of ``timeout``) and close every part."""
+        self.state = ModelState.DRAINING
+        loop = asyncio.get_running_loop()
+        until = loop.time() + timeout
+        while self.active and loop.time() < until:
+            await asyncio.sleep(DRAIN_POLL_S)
+        if self.closing is not None:
+            await self.closing()
+        await self.queues.stop(max(until - loop.time(), DRAIN_POLL_S))
+        self.preprocessor.close()
+
+    def describe(self, default: bool) -> dict[str, Any]:
+        """What ``GET /v1/models`` says of it."""
+        manifest = self.manifest
+        quality = manifest.extra.get("quality") or {}
+        return {
+            "name": self.name,
+            "version": manifest.version,
+            "variant": self.variant,
+            "default": default,
+            "state": str(self.state),
+            "path": str(self.path),
+            "family": manifest.family,
+            "parameters": manifest.architecture.get("parameters"),
+            "quality": {key: value for key, value in quality.items() if key in QUALITY_FIGURES},
+            "memory_mib": round(self.memory_bytes / 2**20, 1),
+            "load_s": round(self.load_s, 3),
+            "loaded_at": self.loaded_at,
+            "active_requests": self.active,
+            "decoding": self.queues.health(),
+        }

@@ -1,0 +1,151 @@
+"""Models loaded, swapped and unloaded at run time, against a real server on the tiny model: a model takes traffic
+once it is warm, a swap of the default model under a steady 20 requests a second answers every request with
+200, an unload finishes the model's work first, and every refusal (a broken folder, the limits, the default,
+no admin key) says why while the models already running keep serving."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.api.clients import post, wait_for
+from tests.api.server import RunningServer, start_server
+from tests.conftest import FIXTURE_MODEL
+
+pytestmark = [pytest.mark.slow, pytest.mark.server]
+
+ADMIN = {"Authorization": "Bearer repo-admin"}
+TEXT = "i saw a apple yesterday."
+
+
+def versioned(tmp: Path, version: str) -> Path:
+    """The tiny model copied to ``tmp`` with another version in its manifest."""
+    out = tmp / f"tiny-{version}"
+    shutil.copytree(FIXTURE_MODEL, out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps({**manifest, "version": version}))
+    return out
+
+
+@pytest.fixture
+def server(tmp_path) -> Iterator[RunningServer]:
+    running = start_server(tmp_path / "logs", admin_key="repo-admin", max_models=2, cache_size=0, drain_timeout_s=10)
+    yield running
+    running.stop()
+
+
+def load(server: RunningServer, name: str, path: Path, **extra: object) -> httpx.Response:
+    body = {"name": name, "path": str(path), **extra}
+    return httpx.post(f"{server.url}/v1/models", json=body, headers=ADMIN, timeout=60)
+
+
+def listing(server: RunningServer) -> dict[str, dict]:
+    """The listed models by name (a model being swapped out is listed after its replacement, as draining)."""
+    listed: dict[str, dict] = {}
+    for entry in httpx.get(f"{server.url}/v1/models").json()["models"]:
+        listed.setdefault(entry["name"], entry)
+    return listed
+
+
+def test_a_model_loaded_at_run_time_serves_requests_that_name_it_and_unloads(server: RunningServer, tmp_path) -> None:
+    default = next(iter(listing(server)))
+    loaded = load(server, "second", versioned(tmp_path, "7"))
+    assert loaded.status_code == 201, loaded.text
+    assert loaded.json()["state"] == "ready" and loaded.json()["version"] == "7"
+    assert set(listing(server)) == {default, "second"}
+    answer = post(server, "/v1/correct", {"text": TEXT, "model": "second"}).json()
+    assert answer["model"] == {"name": "second", "version": "7"}
+    assert post(server, "/v1/correct", {"text": TEXT}).json()["model"]["name"] == default
+
+    with ThreadPoolExecutor(8) as pool:  # an unload finishes what the model holds first
+        pending = [
+            pool.submit(post, server, "/v1/correct", {"text": f"{TEXT} {i}", "model": "second"}) for i in range(8)
+        ]
+        time.sleep(0.05)  # let the requests reach the model before it is taken out of service
+        gone = httpx.delete(f"{server.url}/v1/models/second", headers=ADMIN, timeout=60)
+        statuses = [future.result().status_code for future in pending]
+    assert gone.status_code == 200, gone.text
+    assert set(statuses) <= {200, 400} and statuses.count(200) >= 1  # served, or refused as no longer served
+    assert set(listing(server)) == {default}
+    after = post(server, "/v1/correct", {"text": TEXT, "model": "second"})
+    assert after.status_code == 400 and after.json()["error"]["reason"] == "unknown_model"
+
+
+def test_refusals_name_the_fault_and_the_running_models_keep_serving(server: RunningServer, tmp_path) -> None:
+    default = next(iter(listing(server)))
+    missing = versioned(tmp_path, "8")
+    (missing / "decoder.int8.onnx").unlink()
+    refused = load(server, "broken", missing)
+    assert refused.status_code == 400 and refused.json()["error"]["reason"] == "bad_model"
+    assert "decoder.int8.onnx" in refused.json()["error"]["message"]
+
+    corrupt = versioned(tmp_path, "9")
+    (corrupt / "encoder.int8.onnx").write_bytes(b"not a graph")
+    refused = load(server, "broken", corrupt)
+    assert refused.status_code == 400 and "encoder.int8.onnx" in refused.json()["error"]["message"]
+
+    assert load(server, "nowhere", tmp_path / "nothing-here").json()["error"]["reason"] == "bad_model"
+    assert set(listing(server)) == {default}
+
+    assert load(server, "second", versioned(tmp_path, "10")).status_code == 201
+    over = load(server, "third", versioned(tmp_path, "11"))  # GECSERVE_MAX_MODELS=2
+    assert over.status_code == 409 and over.json()["error"]["reason"] == "model_limit"
+    assert "GECSERVE_MAX_MODELS" in over.json()["error"]["message"]
+
+    default_unload = httpx.delete(f"{server.url}/v1/models/{default}", headers=ADMIN)
+    assert default_unload.status_code == 409 and "default" in default_unload.json()["error"]["message"]
+    assert httpx.delete(f"{server.url}/v1/models/ghost", headers=ADMIN).status_code == 404
+    assert httpx.delete(f"{server.url}/v1/models/second").status_code == 401
+    assert post(server, "/v1/correct", {"text": TEXT}).status_code == 200
+    assert post(server, "/v1/correct", {"text": TEXT, "model": "second"}).status_code == 200
+
+
+def test_a_load_over_the_memory_budget_is_refused(tmp_path) -> None:
+    server = start_server(tmp_path / "logs", admin_key="repo-admin", model_memory_mb=1)
+    try:
+        over = load(server, "second", versioned(tmp_path, "12"))
+        assert over.status_code == 409 and "GECSERVE_MODEL_MEMORY_MB" in over.json()["error"]["message"]
+        assert post(server, "/v1/correct", {"text": TEXT}).status_code == 200
+    finally:
+        server.stop()
+
+
+def test_swapping_the_default_model_under_steady_load_loses_no_request(server: RunningServer, tmp_path) -> None:
+    """20 requests a second for 6 s; after 2 s the default model is swapped for another version under its name:
+    every answer is 200, the old version's before the swap and the new one's after it."""
+    default = next(iter(listing(server)))
+    replacement = versioned(tmp_path, "swapped")
+    answers: list[tuple[float, int, str]] = []
+    lock = threading.Lock()
+
+    def one(i: int) -> None:
+        response = post(server, "/v1/correct", {"text": f"She go to school every days {i}."})
+        version = response.json()["model"]["version"] if response.status_code == 200 else ""
+        with lock:
+            answers.append((time.monotonic(), response.status_code, version))
+
+    with ThreadPoolExecutor(16) as pool:
+        start = time.monotonic()
+        swap = None
+        for i in range(120):  # 20 a second, paced from the start
+            time.sleep(max(0.0, start + i / 20 - time.monotonic()))
+            pool.submit(one, i)
+            if i == 40:
+                swap = pool.submit(load, server, default, replacement)
+        swapped = swap.result()
+    assert swapped.status_code == 201, swapped.text
+    assert [status for _, status, _ in answers if status != 200] == []
+    assert len(answers) == 120
+    versions = [version for _, _, version in sorted(answers)]
+    assert versions[0] != "swapped" and versions[-1] == "swapped"
+    assert listing(server)[default]["version"] == "swapped"
+    models = lambda: httpx.get(f"{server.url}/v1/models").json()["models"]  # noqa: E731
+    wait_for(lambda: [entry["state"] for entry in models()] == ["ready"], 30, what="the old model drained")
