@@ -46,12 +46,6 @@ def unsupported(config: Any) -> str | None:
     family = config.model_type
     if family not in SUPPORTED:
         return f"model type {family!r} is not supported; supported: {', '.join(SUPPORTED)}"
-    if family == "t5" and config.num_heads * config.d_kv != config.d_model:
-        # The engine sizes its key/value cache with d_model / heads (``ModelManifest.head_dim``).
-        return (
-            f"T5 with heads x d_kv ({config.num_heads} x {config.d_kv}) != d_model ({config.d_model}) is not "
-            "supported: the engine takes the head size to be d_model / heads"
-        )
     return None
 
 

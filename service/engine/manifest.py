@@ -58,7 +58,10 @@ class ModelManifest:
 
     @property
     def head_dim(self) -> int:
-        return int(self.architecture["d_model"]) // self.decoder_heads
+        """Each attention head's size: the export's ``head_dim`` where it recorded one (T5's ``d_kv``, which need
+        not be ``d_model / heads``), else ``d_model / heads``."""
+        recorded = self.architecture.get("head_dim")
+        return int(recorded) if recorded else int(self.architecture["d_model"]) // self.decoder_heads
 
     @property
     def max_source_content(self) -> int:
