@@ -12,6 +12,7 @@ COMMANDS = {
     "serve": ("service.api.server", "run the HTTP + gRPC service"),
     "worker": ("service.worker", "an engine worker fed from Redis Streams (for serve --queue)"),
     "correct": ("service.commands.correct", "correct text from stdin, one paragraph per line"),
+    "categorize": ("service.commands.categorize", "edits between source<TAB>corrected lines, with categories"),
     "keys": ("service.commands.keys", "API keys: 'keys hash' prints the stored form of a key read on stdin"),
     "export": ("models.export.exporter", "export a Hugging Face checkpoint to the ONNX model format"),
     "eval": ("models.gec.evaluate", "GLEU and change statistics of a model on a dev set"),
@@ -27,7 +28,7 @@ BENCHES = {
 
 def _usage() -> str:
     lines = ["usage: gecserve COMMAND [options]", "", "commands:"]
-    lines += [f"  {name:9s} {help_text}" for name, (_, help_text) in COMMANDS.items()]
+    lines += [f"  {name:10s} {help_text}" for name, (_, help_text) in COMMANDS.items()]
     return "\n".join(lines)
 
 

@@ -162,6 +162,9 @@ class Settings(BaseSettings):
     feedback_max_edits: int = Field(
         1_000_000, ge=1, description="edit ids remembered for feedback at most (the oldest are forgotten first)"
     )
+    dictionary_max_words: int = Field(
+        10_000, ge=1, description="words a writer's own dictionary holds at most (`/v2/words`, `/v1/words`; 409 beyond)"
+    )
     log_level: str = Field("INFO", description="log level")
 
     @field_validator("continuous_batching")

@@ -43,6 +43,7 @@ from service.observability.hooks import MetricsHooks
 from service.observability.metrics import Metrics
 from service.observability.stats import RollingStats
 from service.pipeline.cache import MemoryCache, RedisCache, SentenceCache, TieredCache
+from service.pipeline.dictionary import word_store
 from service.pipeline.dispatch import SentenceDispatcher
 from service.pipeline.pipeline import Pipeline
 from service.pipeline.preprocess import Preprocessor
@@ -53,6 +54,7 @@ from service.redis_pool import redis_client
 from service.repository.repository import ModelRepository
 from service.repository.served import ServedModel
 from service.repository.sources import ModelSource, model_sources
+from service.text.categories import categorize
 
 __all__ = [
     "Gateway",
@@ -296,12 +298,15 @@ class Gateway:
         experiments.model_names = self.models.names
         self.shadow = ShadowComparer(experiments, metrics, settings.shadow_timeout_s)
         startup = ModelManifest.load(self.sources[0].path)
+        self.words = word_store(settings.redis_url, settings.redis_prefix, settings.dictionary_max_words)
         self.pipeline = Pipeline(
-            settings, metrics, stats, self.models, experiments, self.shadow, self.feedback, startup
+            settings, metrics, stats, self.models, experiments, self.shadow, self.feedback, startup, self.words
         )
 
     async def start(self) -> None:
         """Load every model (the default first), open the experiment; then the pipeline is ready."""
+        # the edit classifier's first call loads its word lists (a third of a second): not on a request's time
+        await asyncio.to_thread(categorize, "a", "an", "I ate ", " apple.")
         for source in self.sources:
             await self.models.load(source)
         experiment = self.settings.experiment
@@ -320,6 +325,7 @@ class Gateway:
         await self.models.close()
         await self.pipeline.experiments.close()
         await self.feedback.close()
+        await self.words.close()
         await self.cache.close()
 
 

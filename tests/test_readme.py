@@ -22,9 +22,9 @@ def test_readme_shows_the_two_commands() -> None:
 
 
 def test_readme_rule_table_is_the_code_table() -> None:
-    for edit_type, rule in RULES.items():
+    for category, rule in RULES.items():
         row = (
-            f"| `{edit_type}` | `{rule.id}` | {rule.description} | `{rule.issue_type}` | `{rule.category_id}` |"
+            f"| `{category}` | `{rule.id}` | {rule.description} | `{rule.issue_type}` | `{rule.category_id}` |"
             f" {rule.category_name} | `{rule.type_name}` | {rule.context_for_sure_match} |"
         )
         assert row in README, f"README rule table lacks or misstates: {row}"

@@ -54,7 +54,8 @@ OPEN_PATHS = frozenset(
     }
 )
 OPEN_PREFIXES = ("/static/",)
-SELF_CHECKED = frozenset({"/v2/check"})  # the route admits the request itself (apiKey is in its form)
+# The routes admit the request themselves (apiKey is in their form): /v2/check, and /v2/words* (words.py).
+SELF_CHECKED = frozenset({"/v2/check", "/v2/words", "/v2/words/add", "/v2/words/delete"})
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="gecserve"'}
 
 

@@ -1,6 +1,6 @@
 """The HTTP API (FastAPI): the application, its middlewares and its routes' modules (``correction.py``,
-``operations.py``, ``feedback.py``, ``experiments.py``, ``models.py``, ``languagetool.py``, the dashboard),
-with its errors (``errors.py``).
+``operations.py``, ``feedback.py``, ``experiments.py``, ``models.py``, ``languagetool.py``, ``words.py``, the
+dashboard), with its errors (``errors.py``).
 
 Every error, on every route, has one shape: ``{"error": {"reason", "message", "request_id"}}``
 (``responses.py``). Around the routes, outermost first, plain ASGI middlewares: the request id
@@ -31,6 +31,7 @@ from service.api.models import models_router
 from service.api.operations import operations_router
 from service.api.request_ids import RequestIds
 from service.api.responses import error_response
+from service.api.words import words_router
 from service.observability.request_id import REQUEST_ID_HEADER
 from service.pipeline.pipeline import Pipeline
 
@@ -83,7 +84,7 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
         app.add_middleware(
             CORSMiddleware,
             allow_origins=[origin.strip() for origin in settings.cors_origins.split(",") if origin.strip()],
-            allow_methods=["GET", "POST", "PUT"],
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
             allow_headers=["Authorization", "X-Api-Key", "Content-Type", REQUEST_ID_HEADER, ARM_HEADER],
             expose_headers=[REQUEST_ID_HEADER, ARM_HEADER, EXPERIMENT_HEADER, "Retry-After"],
             max_age=600,
@@ -97,6 +98,7 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
     app.include_router(experiments_router(pipeline.experiments, settings.admin_key))
     app.include_router(models_router(pipeline.models, pipeline.experiments, settings.admin_key))
     app.include_router(languagetool_router(pipeline, access))
+    app.include_router(words_router(pipeline.words, access))
     mount_dashboard(app)
     declare_refusals(app)
     return app

@@ -111,7 +111,7 @@ def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
             "text": params.text.plain,
             "options": {
                 "alternatives": params.alternatives,
-                "spelling": params.rules.selected(RULES["spelling"]),  # disabledCategories=TYPOS: no spelling stage
+                "spelling": params.rules.selected(RULES["SPELL"]),  # disabledCategories=TYPOS: no spelling stage
                 "level": params.level,  # picky: the model's recall end (ModelManifest.keep_bias)
             },
             "client": {"user_id": params.user_id, "session_id": params.session_id},

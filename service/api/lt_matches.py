@@ -1,7 +1,8 @@
 """A correction as LanguageTool's ``/v2/check`` answer: ``software``, ``warnings``, ``language``, ``matches``.
 
-Each edit the rule selection keeps becomes one match (``service.text.rules`` gives its rule, category
-and messages). ``offset`` and ``length`` count UTF-16 code units of the text the client sent, markup
+Each edit the rule selection keeps becomes one match: its rule and LanguageTool category from its ERRANT
+category (``service.text.rules``), its message the edit's own (``service.text.messages``), its short message
+the rule's. ``offset`` and ``length`` count UTF-16 code units of the text the client sent, markup
 included, as LanguageTool's (Java) offsets do. ``context`` is the match with up to ``CONTEXT_CHARS``
 characters either side, cut where marked with "..." and with line breaks shown as spaces; its
 ``offset`` and ``length`` count UTF-16 code units of the context. ``sentence`` is the sentence the
@@ -27,7 +28,7 @@ from service.api.lt_params import CheckParams, Language, detected_language
 from service.pipeline.types import Correction, EditOut
 from service.text.language import DetectedLanguage
 from service.text.offsets import Utf16Index, utf16_length
-from service.text.rules import RULES
+from service.text.rules import rule_of
 from service.text.segment import split_sentences
 
 CONTEXT_CHARS = 40
@@ -78,7 +79,7 @@ def _language(params: CheckParams, detected: DetectedLanguage) -> dict[str, Any]
 
 def _matches(params: CheckParams, edits: list[EditOut]) -> list[dict[str, Any]]:
     text = params.text
-    kept = [(edit, RULES[edit.type]) for edit in edits if params.rules.selected(RULES[edit.type])]
+    kept = [(edit, rule_of(edit.category)) for edit in edits if params.rules.selected(rule_of(edit.category))]
     if not kept:
         return []
     sentences = split_sentences(text.plain)
@@ -90,7 +91,7 @@ def _matches(params: CheckParams, edits: list[EditOut]) -> list[dict[str, Any]]:
         offset, length = index.span(start, end)
         matches.append(
             {
-                "message": f"{rule.message} {_change(edit)}",
+                "message": edit.message,
                 "shortMessage": rule.short_message,
                 "replacements": [{"value": value} for value in (edit.replacement, *edit.alternatives)],
                 "offset": offset,
@@ -109,14 +110,6 @@ def _matches(params: CheckParams, edits: list[EditOut]) -> list[dict[str, Any]]:
             }
         )
     return matches
-
-
-def _change(edit: EditOut) -> str:
-    if not edit.original:
-        return f"Insert “{edit.replacement}”."
-    if not edit.replacement:
-        return f"Remove “{edit.original}”."
-    return f"Replace “{edit.original}” with “{edit.replacement}”."
 
 
 def _context(text: str, start: int, end: int) -> dict[str, Any]:

@@ -115,6 +115,11 @@ class EditModel(BaseModel):
     alternatives: list[str] = Field(default_factory=list)
     sentence: int = Field(description="index of the sentence in its paragraph")
     type: str = Field(description="spelling, punctuation, grammar, word_choice, capitalisation, whitespace, word_order")
+    category: str = Field(
+        description="ERRANT's operation (M missing, R replaced, U unnecessary) and category: R:VERB:SVA, M:DET,"
+        " R:SPELL, U:PUNCT, ..."
+    )
+    message: str = Field(description="what is wrong and why, for the writer")
 
 
 class ModelInfo(BaseModel):

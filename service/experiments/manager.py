@@ -30,7 +30,7 @@ import asyncio
 import logging
 import random
 import time
-from collections import Counter, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -103,6 +103,7 @@ class ExperimentManager:
         self.stats = RollingStats(windows=STATS_WINDOWS, bucket_s=STATS_BUCKET_S)
         self._arms: dict[str, Arm] = {}
         self._assigned: Counter[str] = Counter()
+        self._categories: defaultdict[str, Counter[str]] = defaultdict(Counter)  # by arm: edits by ERRANT code
         self._agreement: dict[tuple[str, str], list[int]] = {}  # (served, shadow) -> [compared, agreed]
         self._disagreements: deque[dict[str, Any]] = deque(maxlen=keep_disagreements)
         self._rng = rng or random.Random()
@@ -190,10 +191,14 @@ class ExperimentManager:
         sentences: int = 0,
         edits: int = 0,
         stages: Mapping[str, float] | None = None,
+        categories: Mapping[str, int] | None = None,
     ) -> None:
-        """A finished request the experiment assigned (others are not its numbers)."""
+        """A finished request the experiment assigned (others are not its numbers), with its edits' ERRANT
+        categories (their codes, counted)."""
         if self._current(route):
             self.stats.record_request(route.arm.name, seconds, outcome, sentences, edits, stages)
+            if categories:
+                self._categories[route.arm.name].update(categories)
 
     def record_shadow(self, route: Route, comparisons: list[tuple[str, str, str]]) -> tuple[int, int]:
         """Sentences the shadow arm also decoded, as (sentence, served output, shadow output);
@@ -315,6 +320,7 @@ class ExperimentManager:
             self._agreement.clear()
             self._disagreements.clear()
             self._assigned.clear()
+            self._categories.clear()
         elif previous.weights_since != state.weights_since:
             self._assigned.clear()
         self._arms = {arm.name: arm.arm() for arm in state.definition.arms}
@@ -353,6 +359,7 @@ class ExperimentManager:
             "weights_since": self.state.weights_since,
             "stats": self.stats.export(),
             "assigned": dict(self._assigned),
+            "categories": {arm: dict(counts) for arm, counts in self._categories.items()},
             "agreement": [[served, shadow, *counts] for (served, shadow), counts in self._agreement.items()],
             "disagreements": list(self._disagreements),
         }
@@ -399,10 +406,13 @@ class ExperimentManager:
             scope, live = self.store.scope, await self.store.live_replicas()
         merged = RollingStats(windows=STATS_WINDOWS, bucket_s=STATS_BUCKET_S)
         assigned: Counter[str] = Counter()
+        categories: defaultdict[str, Counter[str]] = defaultdict(Counter)
         agreement: dict[tuple[str, str], list[int]] = {}
         disagreements: list[dict[str, Any]] = []
         for part in numbers:
             merged.absorb(part["stats"])
+            for arm_name, counts in part.get("categories", {}).items():
+                categories[arm_name].update(counts)
             if part["weights_since"] == state.weights_since:
                 assigned.update(part["assigned"])
             for served, shadow, compared, agreed in part["agreement"]:
@@ -411,6 +421,8 @@ class ExperimentManager:
                 counts[1] += agreed
             disagreements += part["disagreements"]
         report = self._report(state, merged, assigned, agreement, disagreements, scope, live, len(numbers))
+        for arm in report["arms"]:
+            arm["categories"] = dict(categories[arm["name"]].most_common())
         if self.feedback is not None:
             names = [arm.name for arm in state.definition.arms]
             try:

@@ -98,6 +98,13 @@ class Metrics:
             namespace=ns,
             registry=r,
         )
+        self.edit_categories = Counter(
+            "edit_categories",
+            "Edits answered, by ERRANT operation (M missing, R replaced, U unnecessary) and category.",
+            [*arm, "operation", "category"],
+            namespace=ns,
+            registry=r,
+        )
         self.feedback_edits = Counter(
             "feedback_edits",
             "Edits writers accepted or dismissed (POST /v1/feedback), by the arm, model and edit type that made them;"
@@ -283,6 +290,10 @@ class Metrics:
 
     def shadow_drop(self, experiment: str, reason: str) -> None:
         self.shadow_dropped.labels(experiment, reason).inc()
+
+    def edit_category(self, experiment: str, arm: str, code: str, count: int = 1) -> None:
+        operation, _, category = code.partition(":")
+        self.edit_categories.labels(experiment, arm, operation, category).inc(count)
 
     def feedback(self, experiment: str, arm: str, model: str, edit_type: str, action: str) -> None:
         self.feedback_edits.labels(experiment, arm, model, edit_type, action).inc()

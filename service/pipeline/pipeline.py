@@ -22,6 +22,7 @@ import asyncio
 import hashlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -40,6 +41,7 @@ from service.observability.logging import log_request
 from service.observability.metrics import NO_EXPERIMENT, Metrics
 from service.observability.request_id import current_request_id
 from service.observability.stats import OK, RollingStats
+from service.pipeline.dictionary import WordStore
 from service.pipeline.errors import (
     CANCELLED,
     InternalError,
@@ -68,12 +70,14 @@ from service.pipeline.types import (
 )
 from service.repository.repository import ModelRepository, UnknownModelError
 from service.repository.served import ServedModel
+from service.text.edits import Edit, apply_edits
 from service.text.offsets import Utf16Index
-from service.text.units import TypedEdit, assemble
+from service.text.units import Assembled, TypedEdit, assemble
 
 log = logging.getLogger(__name__)
 
 NO_ARM = "none"  # requests refused before they were routed
+_PUNCTUATION = ".,;:!?()[]{}\"'“”‘’«»"  # stripped around a word before it is looked up in a dictionary
 REMEMBER_BACKOFF_S = 5.0  # after the feedback store failed, answers skip it this long
 
 T = TypeVar("T")
@@ -91,6 +95,7 @@ class _Record:
     timings: Timings = field(default_factory=Timings)
     sentences: int = 0
     edits_per_sentence: list[int] = field(default_factory=list)  # corrections only
+    categories: Counter[str] = field(default_factory=Counter)  # the edits' ERRANT codes (corrections only)
 
     @property
     def experiment(self) -> str:
@@ -105,6 +110,25 @@ def writer_edit_id(edit_id: str, writer: str | None) -> str:
         return edit_id
     key = f"{writer}\x00{edit_id}".encode("utf-8", "surrogatepass")
     return hashlib.blake2b(key, digest_size=6).hexdigest()
+
+
+def keep_own_words(paragraph: str, assembled: Assembled, words: frozenset[str]) -> Assembled:
+    """``assembled`` without the edits that change a word of the writer's dictionary (``words``), and the corrected
+    text those left give: a writer's own word is never changed, by the spelling stage nor by the model."""
+    if not words:
+        return assembled
+    kept = [edit for edit in assembled.edits if not words.intersection(_words_of(edit.original))]
+    if len(kept) == len(assembled.edits):
+        return assembled
+    text = apply_edits(paragraph, [Edit(e.start, e.end, e.original, e.replacement) for e in kept])
+    return Assembled(text, kept, assembled.dropped)
+
+
+def _words_of(text: str) -> set[str]:
+    """The words of ``text`` as a dictionary holds them: each blank-separated piece, and it without the punctuation
+    around it."""
+    pieces = text.split()
+    return {*pieces, *(piece.strip(_PUNCTUATION) for piece in pieces)}
 
 
 class Pipeline:
@@ -123,6 +147,7 @@ class Pipeline:
         shadow: ShadowComparer,
         feedback: FeedbackLedger,
         startup: ModelManifest,
+        words: WordStore,
     ) -> None:
         self.settings = settings
         self.metrics = metrics
@@ -132,6 +157,7 @@ class Pipeline:
         self.shadow = shadow
         self.feedback_ledger = feedback
         self.startup = startup
+        self.words = words
         self.ready = False
         self.draining = False  # shutting down: readiness is off (``serving``), requests are still taken while ready
         self._remember_down_until = 0.0  # the feedback store failed: answers skip it until then
@@ -219,10 +245,14 @@ class Pipeline:
         self.stats.record_request(arm, seconds, outcome, sentences, edits)
         if ok:
             self.metrics.observe_sentences(experiment, arm, sentences, record.edits_per_sentence)
+            for code, count in record.categories.items():
+                self.metrics.edit_category(experiment, arm, code, count)
             for stage, value in stages.items():
                 self.metrics.observe_stage(stage, experiment, arm, value)
         if record.routed is not None:
-            self.experiments.record(record.routed, seconds, outcome, sentences, edits, stages)
+            self.experiments.record(
+                record.routed, seconds, outcome, sentences, edits, stages, record.categories if ok else None
+            )
 
     # -- correct ----------------------------------------------------------------------------
 
@@ -304,11 +334,14 @@ class Pipeline:
         corrections, position, origins = [], 0, {}
         origin = self._origin(routed, model)
         writer = request.user_id or request.session_id
+        own_words = await self._own_words(request.user_id)
         for text, units in zip(request.texts, plans, strict=True):
             mine = decoded[position : position + len(units)]
             position += len(units)
             alternatives = [texts[1:] for texts in mine] if request.alternatives else None
-            assembled = assemble(text, units, [texts[0] for texts in mine], alternatives)
+            assembled = keep_own_words(
+                text, assemble(text, units, [texts[0] for texts in mine], alternatives), own_words
+            )
             for reason in assembled.dropped:
                 self.metrics.output_dropped(record.experiment, record.arm, reason)
             index = Utf16Index(text) if request.offset_unit == "utf16" else None
@@ -317,6 +350,7 @@ class Pipeline:
             per_sentence = {unit.sentence: 0 for unit in units}
             for edit in edits:
                 per_sentence[edit.sentence] += 1
+                record.categories[edit.category] += 1
                 origins[edit.id] = replace(origin, type=edit.type)
             record.edits_per_sentence += per_sentence.values()
             record.sentences += len(per_sentence)
@@ -332,6 +366,19 @@ class Pipeline:
         return CorrectResult(
             corrections, model.name, model.version, routed.arm.name, routed.arm.backend, routed.experiment, timings
         )
+
+    async def _own_words(self, user: str | None) -> frozenset[str]:
+        """The words of ``user``'s dictionary (none without a user, or while the store is unreachable: the answer
+        comes first)."""
+        if not user:
+            return frozenset()
+        try:
+            return await self.words.all_words(user)
+        except RedisError as error:
+            log.warning(
+                "dictionary store unreachable: answered without the writer's words", extra={"error": str(error)}
+            )
+            return frozenset()
 
     async def _remember(self, origins: dict[str, EditOrigin]) -> None:
         """Remember where an answer's edits come from, for feedback; a store that fails costs the feedback on
@@ -409,6 +456,8 @@ class Pipeline:
             alternatives=edit.alternatives[:alternatives],
             sentence=edit.sentence,
             type=edit.type,
+            category=edit.category,
+            message=edit.message,
         )
 
     # -- generate ---------------------------------------------------------------------------

@@ -34,6 +34,8 @@ class EditOut:
     alternatives: list[str]
     sentence: int
     type: str
+    category: str  # ERRANT's operation and category: "R:VERB:SVA"
+    message: str  # what the edit tells the writer
 
 
 @dataclass

@@ -1,11 +1,13 @@
-"""Our edit types as LanguageTool rules: one stable rule id, description, issue type and category each.
+"""Our edit categories as LanguageTool rules: one stable rule id, description, issue type and category each.
 
-``RULES`` is the one table (the README's "Use it from your editor" shows it). Category ids are
-LanguageTool's own (``TYPOS``, ``GRAMMAR``, ``PUNCTUATION``, ``CASING``, ``TYPOGRAPHY``, ``MISC``), so a
-client's category settings, such as ``disabledCategories=TYPOS`` to turn spell checking off, mean here
-what they mean to LanguageTool. Rule ids are ours (``GEC_*``): no LanguageTool rule does what a
-sequence-to-sequence model does. ``issueType`` values are LanguageTool's (ITS 2.0 localization quality
-issue types).
+``RULES`` is the one table (the README's "Use it from your editor" shows it): a rule per ERRANT category
+(``service.text.categories``; ``GEC_VERB_SVA`` for ``R:VERB:SVA``, ``M:VERB:SVA`` and ``U:VERB:SVA``), so a
+writer can turn one kind of edit off by its rule id (``disabledRules=GEC_DET``). Category ids are
+LanguageTool's own (``TYPOS``, ``GRAMMAR``, ``PUNCTUATION``, ``CASING``, ``MISC``), so a client's category
+settings, such as ``disabledCategories=TYPOS`` to turn spell checking off, mean here what they mean to
+LanguageTool. Rule ids are ours (``GEC_*``): no LanguageTool rule does what a sequence-to-sequence model
+does. A match's message is the edit's own (``service.text.messages``). ``issueType`` values are
+LanguageTool's (ITS 2.0 localization quality issue types).
 
 ``contextForSureMatch`` is 0 (the span alone shows the error) for spelling, and -1 (unknown) for the
 rest: the model decides from the whole sentence, so an edit near the end of a sentence still being
@@ -35,7 +37,6 @@ class Rule:
     category_name: str
     type_name: str  # the match's type.typeName: UnknownWord (spelling), Other
     short_message: str
-    message: str  # the start of every match message; the edit itself is described after it
     context_for_sure_match: int
 
     @property
@@ -44,36 +45,65 @@ class Rule:
         return self.context_for_sure_match == -1 or self.context_for_sure_match > 3
 
 
-RULES: dict[str, Rule] = {  # by edit type (service.text.classify.CATEGORIES)
-    "spelling": Rule(
-        "GEC_SPELLING", "Possible spelling mistake", "misspelling", "TYPOS", "Possible Typo",
-        "UnknownWord", "Spelling mistake", "Possible spelling mistake.", 0,
-    ),
-    "grammar": Rule(
-        "GEC_GRAMMAR", "Grammar: articles, prepositions, pronouns, verb and noun forms", "grammar", "GRAMMAR",
-        "Grammar", "Other", "Grammatical error", "Possible grammatical error.", -1,
-    ),
-    "word_order": Rule(
-        "GEC_WORD_ORDER", "Word order", "grammar", "GRAMMAR", "Grammar",
-        "Other", "Word order", "The words may be in the wrong order.", -1,
-    ),
-    "punctuation": Rule(
-        "GEC_PUNCTUATION", "Punctuation", "typographical", "PUNCTUATION", "Punctuation",
-        "Other", "Punctuation", "Possible punctuation error.", -1,
-    ),
-    "capitalisation": Rule(
-        "GEC_CAPITALISATION", "Capitalisation", "typographical", "CASING", "Capitalization",
-        "Other", "Capitalisation", "Possible capitalisation error.", -1,
-    ),
-    "whitespace": Rule(
-        "GEC_WHITESPACE", "Whitespace", "whitespace", "TYPOGRAPHY", "Typography",
-        "Other", "Whitespace", "Possible whitespace error.", -1,
-    ),
-    "word_choice": Rule(
-        "GEC_WORD_CHOICE", "Word choice: other words inserted, removed or replaced", "uncategorized", "MISC",
-        "Miscellaneous", "Other", "Word choice", "A different wording may be correct here.", -1,
-    ),
-}  # fmt: skip
+# ERRANT's categories (``service.text.categories.CATEGORIES``): description, short message, LanguageTool category
+_CATEGORY_RULES = {
+    "ADJ": ("Adjective", "Adjective", "GRAMMAR"),
+    "ADJ:FORM": ("Adjective form: comparative and superlative", "Adjective form", "GRAMMAR"),
+    "ADV": ("Adverb", "Adverb", "GRAMMAR"),
+    "CONJ": ("Conjunction", "Conjunction", "GRAMMAR"),
+    "CONTR": ("Contraction", "Contraction", "GRAMMAR"),
+    "DET": ("Determiner: articles and other determiners", "Article or determiner", "GRAMMAR"),
+    "MORPH": ("Word form: the same word as another part of speech", "Word form", "GRAMMAR"),
+    "NOUN": ("Noun", "Noun", "GRAMMAR"),
+    "NOUN:INFL": ("Noun inflection: forms that do not exist", "Noun form", "GRAMMAR"),
+    "NOUN:NUM": ("Noun number: singular and plural", "Singular or plural", "GRAMMAR"),
+    "NOUN:POSS": ("Possessive noun", "Possessive", "GRAMMAR"),
+    "ORTH": ("Capitalisation and spacing", "Capitalisation or spacing", "CASING"),
+    "OTHER": ("Other word choice", "Word choice", "MISC"),
+    "PART": ("Particle", "Particle", "GRAMMAR"),
+    "PREP": ("Preposition", "Preposition", "GRAMMAR"),
+    "PRON": ("Pronoun", "Pronoun", "GRAMMAR"),
+    "PUNCT": ("Punctuation", "Punctuation", "PUNCTUATION"),
+    "SPELL": ("Possible spelling mistake", "Spelling mistake", "TYPOS"),
+    "VERB": ("Verb", "Verb", "GRAMMAR"),
+    "VERB:FORM": ("Verb form: infinitive, gerund, participle", "Verb form", "GRAMMAR"),
+    "VERB:INFL": ("Verb inflection: forms that do not exist", "Verb form", "GRAMMAR"),
+    "VERB:SVA": ("Subject-verb agreement", "Agreement", "GRAMMAR"),
+    "VERB:TENSE": ("Verb tense", "Tense", "GRAMMAR"),
+    "WO": ("Word order", "Word order", "GRAMMAR"),
+}
+_LANGUAGETOOL_CATEGORIES = {
+    "TYPOS": "Possible Typo",
+    "GRAMMAR": "Grammar",
+    "PUNCTUATION": "Punctuation",
+    "CASING": "Capitalization",
+    "MISC": "Miscellaneous",
+}
+_ISSUE_TYPES = {
+    "TYPOS": "misspelling",
+    "PUNCTUATION": "typographical",
+    "CASING": "typographical",
+    "MISC": "uncategorized",
+}
+
+RULES: dict[str, Rule] = {  # by ERRANT category, the operation left out
+    category: Rule(
+        id="GEC_" + category.replace(":", "_"),
+        description=description,
+        issue_type=_ISSUE_TYPES.get(group, "grammar"),
+        category_id=group,
+        category_name=_LANGUAGETOOL_CATEGORIES[group],
+        type_name="UnknownWord" if category == "SPELL" else "Other",
+        short_message=short,
+        context_for_sure_match=0 if category == "SPELL" else -1,
+    )
+    for category, (description, short, group) in _CATEGORY_RULES.items()
+}
+
+
+def rule_of(code: str) -> Rule:
+    """The rule of an edit's ERRANT code (``R:VERB:SVA``: the operation is not part of the rule)."""
+    return RULES[code.partition(":")[2]]
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ the corrected paragraph. An output the guard (``service.text.guard``) finds dege
 whole (the sentence stays as written, and the reason is reported). Otherwise the diff of the view
 and the output is the only source of edits, keeping only those of characters the model reads and
 none that touches a protected span: so a spelling replacement is an edit only where the model's
-output keeps it, and is typed ``spelling`` when it comes out as the stage made it.
+output keeps it, and is typed ``spelling`` when it comes out as the stage made it. Each edit also has its ERRANT
+category (``service.text.categories``; ``R:SPELL`` for the spelling stage's) and a message for the writer
+(``service.text.messages``), both read with the paragraph around it.
 """
 
 from __future__ import annotations
@@ -25,12 +27,17 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from service.text import guard
+from service.text.categories import categorize
 from service.text.classify import classify, plausible_alternative
 from service.text.edits import Edit, apply_edits, extract_edits, map_edits
+from service.text.messages import explain
 from service.text.normalize import Normalized, model_view, source_span
 from service.text.protect import Kind, Span, find_protected
 from service.text.script import editable, reads_as_english
 from service.text.segment import Sentence, split_long, split_sentences
+
+CONTEXT_CHARS = 120  # of the paragraph either side of an edit, read for its category and message
+SPELLING_STAGE = "R:SPELL"  # the category of the spelling stage's edits
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,8 @@ class TypedEdit:
     sentence: int
     type: str
     alternatives: list[str] = field(default_factory=list)
+    category: str = "R:OTHER"  # ERRANT's operation and category (``service.text.categories``)
+    message: str = ""  # what it tells the writer (``service.text.messages``)
 
 
 Spell = Callable[[str], list[Edit]]
@@ -197,8 +206,18 @@ def _touches(edit: Edit, spans: Sequence[Span]) -> bool:
     return False
 
 
-def unit_edits(unit: Unit, corrected: str, alternatives: Sequence[str] = ()) -> list[TypedEdit]:
-    """Edits of one unit on paragraph offsets, none touching a protected span; alternatives come from the other
+def explained(paragraph: str, edit: Edit, spelled: bool = False) -> tuple[str, str]:
+    """The ERRANT code and the message of ``edit`` of ``paragraph`` (read with up to ``CONTEXT_CHARS`` either side);
+    ``spelled``: the spelling stage made it (``R:SPELL``)."""
+    before = paragraph[max(0, edit.start - CONTEXT_CHARS) : edit.start]
+    after = paragraph[edit.end : edit.end + CONTEXT_CHARS]
+    code = SPELLING_STAGE if spelled else categorize(edit.original, edit.replacement, before, after)
+    return code, explain(code, edit.original, edit.replacement, before, after)
+
+
+def unit_edits(unit: Unit, corrected: str, paragraph: str, alternatives: Sequence[str] = ()) -> list[TypedEdit]:
+    """Edits of one unit of ``paragraph`` on its offsets, none touching a protected span, each with its category and
+    message (read with up to ``CONTEXT_CHARS`` of the paragraph either side); alternatives come from the other
     hypotheses the guard accepts, at the same span, where plausible (``classify.plausible_alternative``). The
     caller checks ``corrected`` with the guard first."""
     edits = _mapped(unit, corrected)
@@ -215,6 +234,7 @@ def unit_edits(unit: Unit, corrected: str, alternatives: Sequence[str] = ()) -> 
             for r in options.get((edit.start, edit.end), [])
             if not (r in seen or seen.add(r)) and plausible_alternative(edit.original, edit.replacement, r)
         ]
+        code, message = explained(paragraph, edit, spelled)
         typed.append(
             TypedEdit(
                 _edit_id(unit, edit),
@@ -225,6 +245,8 @@ def unit_edits(unit: Unit, corrected: str, alternatives: Sequence[str] = ()) -> 
                 unit.sentence,
                 classify(edit, spelled),
                 alts,
+                code,
+                message,
             )
         )
     return typed
@@ -252,6 +274,6 @@ def assemble(
         if reason is not None:
             dropped.append(reason)
             continue
-        edits.extend(unit_edits(unit, text, alternatives[i] if alternatives else ()))
+        edits.extend(unit_edits(unit, text, paragraph, alternatives[i] if alternatives else ()))
     plain = [Edit(e.start, e.end, e.original, e.replacement) for e in edits]
     return Assembled(apply_edits(paragraph, plain), edits, dropped)

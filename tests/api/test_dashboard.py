@@ -159,6 +159,23 @@ def test_the_acceptance_section_shows_the_feedback_counted(ab_server, browser) -
     page.close()
 
 
+def test_the_categories_section_counts_each_arm_s_edits_by_category(ab_server, browser) -> None:
+    for i in range(12):
+        post(ab_server, "/v1/correct", {"text": TEXTS[i % 3], "client": {"user_id": f"sorted-{i}"}})
+    arms = {arm["name"]: arm["categories"] for arm in report(ab_server, "ab")["arms"]}
+    assert all(arms.values())
+    page = open_dashboard(browser, ab_server)
+    for name, codes in arms.items():
+        by_category: dict[str, int] = {}
+        for code, count in codes.items():
+            category = code.split(":", 1)[1]
+            by_category[category] = by_category.get(category, 0) + count
+        for category, count in by_category.items():
+            shown = page.inner_text(f"#categories tr[data-category='{category}'] td[data-arm='{name}']")
+            assert shown.startswith(f"{count} ("), (name, category, shown)
+    page.close()
+
+
 def test_the_form_changes_weights_with_the_admin_key_only(ab_server, browser) -> None:
     page = open_dashboard(browser, ab_server)
     page.fill("#weight-inputs input[name='accelerated']", "80")

@@ -48,7 +48,14 @@ def test_response_shape_and_correction(server) -> None:
     assert set(body["timings_ms"]) == {"preprocess", "cache", "queue", "inference", "review", "postprocess", "total"}
     first = body["edits"][0]
     assert first["original"] == "i" and first["replacement"] == "I" and first["type"] == "capitalisation"
-    assert set(first) == {"id", "offset", "length", "original", "replacement", "alternatives", "sentence", "type"}
+    assert set(first) == {
+        *("id", "offset", "length", "original", "replacement", "alternatives", "sentence", "type"),
+        *("category", "message"),
+    }
+    assert first["category"] == "R:ORTH" and first["message"] == "Check the capitalisation: 'i' → 'I'."
+    article = body["edits"][1]
+    assert (article["original"], article["category"]) == ("a", "R:DET")
+    assert article["message"] == "Use 'an' before a vowel sound, as in 'an apple'."
 
 
 def test_texts_form_keeps_order(server) -> None:

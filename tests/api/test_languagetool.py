@@ -21,6 +21,7 @@ import language_tool_python
 import pytest
 import yaml
 
+from service.text.rules import RULES
 from tests.api.clients import metric, post, rebuild
 from tests.api.server import RunningServer, start_server
 
@@ -271,14 +272,15 @@ def test_rule_and_category_switches(server) -> None:
         return [m["rule"]["id"] for m in body["matches"]]
 
     every = rules()
-    assert set(every) == {"GEC_WORD_CHOICE", "GEC_GRAMMAR"}
+    assert {"GEC_DET", "GEC_OTHER"} <= set(every)  # a rule per ERRANT category: articles, and other word choice
     assert rules(disabledRules="MORFOLOGIK_RULE_EN_US,UPPERCASE_SENTENCE_START") == every  # LanguageTool's ids: no-op
-    assert rules(disabledRules="GEC_GRAMMAR") == [r for r in every if r != "GEC_GRAMMAR"]
-    grammar = [r for r in every if r == "GEC_GRAMMAR"]
+    assert rules(disabledRules="GEC_DET") == [r for r in every if r != "GEC_DET"]
+    articles = [r for r in every if r == "GEC_DET"]
+    grammar = [r for r in every if r != "GEC_OTHER"]  # GEC_OTHER is LanguageTool's MISC, the rest its GRAMMAR
     assert rules(disabledCategories="MISC") == grammar
-    assert rules(disabledCategories="MISC,GRAMMAR", enabledRules="GEC_GRAMMAR") == grammar
-    assert rules(enabledOnly="true", enabledRules="GEC_GRAMMAR") == grammar
-    assert rules(enabledOnly="yes", enabledCategories="MISC") == [r for r in every if r == "GEC_WORD_CHOICE"]
+    assert rules(disabledCategories="MISC,GRAMMAR", enabledRules="GEC_DET") == articles
+    assert rules(enabledOnly="true", enabledRules="GEC_DET") == articles
+    assert rules(enabledOnly="yes", enabledCategories="MISC") == [r for r in every if r == "GEC_OTHER"]
     assert rules(enabledOnly="true", enabledCategories="TYPOS") == []
     assert rules(level="picky", motherTongue="de-DE") == every  # accepted; no picky-only rules, no L1 rules
 
@@ -336,7 +338,7 @@ def test_start_up_endpoints(server) -> None:
     assert httpx.get(server.url + "/v2/healthcheck").text == "OK"
     assert httpx.get(server.url + "/v2/maxtextlength").text == "20000"
     config = httpx.get(server.url + "/v2/configinfo", params={"language": "en-US"}).json()
-    assert config["parameter"] == {"maxTextLength": 20000} and len(config["rules"]) == 7
+    assert config["parameter"] == {"maxTextLength": 20000} and len(config["rules"]) == len(RULES)
     assert httpx.get(server.url + "/v2/configinfo").status_code == 400
 
 
@@ -347,13 +349,14 @@ def test_language_tool_python_in_remote_mode(server, tmp_path: Path, monkeypatch
     tool = language_tool_python.LanguageTool("en-US", remote_server=server.url)
     try:
         matches = tool.check(ASTRAL)
-        assert {m.rule_id for m in matches} == {"GEC_WORD_CHOICE", "GEC_GRAMMAR"}
+        assert {"GEC_DET", "GEC_OTHER"} <= {m.rule_id for m in matches}
+        assert all(m.message and m.message.endswith(".") for m in matches)  # each match explains itself
         assert tool.correct(ASTRAL) == v1(server, ASTRAL, user="anyone")["text"]  # the client's own offset handling
         tool.disabled_categories = {"MISC"}
         assert {m.category for m in tool.check(ASTRAL)} == {"GRAMMAR"}
         tool.disabled_categories = set()
-        tool.enabled_rules, tool.enabled_rules_only = {"GEC_WORD_CHOICE"}, True
-        assert {m.rule_id for m in tool.check(ASTRAL)} == {"GEC_WORD_CHOICE"}
+        tool.enabled_rules, tool.enabled_rules_only = {"GEC_OTHER"}, True
+        assert {m.rule_id for m in tool.check(ASTRAL)} == {"GEC_OTHER"}
     finally:
         tool.close()
     assert not any(path.exists() and any(path.iterdir()) for path in (tmp_path / "ltp", tmp_path / "jar"))

@@ -66,7 +66,7 @@ def test_languagetool_typos_category_off_turns_the_stage_off(speller_server: Run
         assert response.status_code == 200, response.text
         return response.json()["matches"]
 
-    assert [m["rule"]["id"] for m in check()] == ["GEC_SPELLING", "GEC_SPELLING"]
+    assert [m["rule"]["id"] for m in check()] == ["GEC_SPELL", "GEC_SPELL"]
     off = _correct(speller_server, TEXT, spelling=False)
     typos_off = check(disabledCategories="TYPOS")
     assert [m["replacements"][0]["value"] for m in typos_off] == [

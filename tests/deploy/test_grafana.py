@@ -54,6 +54,7 @@ def exported() -> dict[str, frozenset[str]]:
     metrics.shadow_drop("exp", "busy")
     metrics.feedback("exp", "accelerated", "gec-default", "grammar", "accepted")
     metrics.unknown_feedback("http")
+    metrics.edit_category("exp", "accelerated", "R:VERB:SVA")
     metrics.observe_queue_wait("accelerated", 0.001)
     metrics.observe_batch("accelerated", 2, 32)
     metrics.observe_batch_duration("accelerated", 0.004)

@@ -1,17 +1,19 @@
-"""The rule table: one stable LanguageTool rule per edit type, and LanguageTool's switches over it."""
+"""The rule table: one stable LanguageTool rule per ERRANT category, and LanguageTool's switches over it."""
 
 from __future__ import annotations
 
-from service.text.classify import CATEGORIES
-from service.text.rules import RULES, RuleSelection
+from service.text.categories import CATEGORIES
+from service.text.rules import RULES, RuleSelection, rule_of
 
-GRAMMAR, SPELLING = RULES["grammar"], RULES["spelling"]
+GRAMMAR, SPELLING = RULES["VERB:SVA"], RULES["SPELL"]
 
 
-def test_every_edit_type_has_one_rule_with_its_own_id() -> None:
+def test_every_category_has_one_rule_with_its_own_id() -> None:
     assert set(RULES) == set(CATEGORIES)
     assert len({rule.id for rule in RULES.values()}) == len(RULES)
     assert all(rule.id.startswith("GEC_") for rule in RULES.values())
+    assert rule_of("M:VERB:SVA") is rule_of("R:VERB:SVA") is GRAMMAR and GRAMMAR.id == "GEC_VERB_SVA"
+    assert SPELLING.category_id == "TYPOS" and RULES["PUNCT"].category_id == "PUNCTUATION"
 
 
 def test_languagetools_order_of_switches() -> None:
@@ -19,7 +21,7 @@ def test_languagetools_order_of_switches() -> None:
     assert not RuleSelection(disabled_categories=frozenset({"GRAMMAR"})).selected(GRAMMAR)
     both = RuleSelection(enabled_categories=frozenset({"GRAMMAR"}), disabled_categories=frozenset({"GRAMMAR"}))
     assert both.selected(GRAMMAR)
-    named = RuleSelection(enabled_rules=frozenset({"GEC_GRAMMAR"}), disabled_rules=frozenset({"GEC_GRAMMAR"}))
+    named = RuleSelection(enabled_rules=frozenset({"GEC_VERB_SVA"}), disabled_rules=frozenset({"GEC_VERB_SVA"}))
     assert named.selected(GRAMMAR)
     only = RuleSelection(enabled_categories=frozenset({"TYPOS"}), enabled_only=True)
     assert only.selected(SPELLING) and not only.selected(GRAMMAR)

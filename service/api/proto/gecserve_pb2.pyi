@@ -45,7 +45,7 @@ class CorrectRequest(_message.Message):
     def __init__(self, text: _Optional[str] = ..., texts: _Optional[_Iterable[str]] = ..., offset_unit: _Optional[str] = ..., options: _Optional[_Union[CorrectOptions, _Mapping]] = ..., client: _Optional[_Union[ClientInfo, _Mapping]] = ..., model: _Optional[str] = ...) -> None: ...
 
 class Edit(_message.Message):
-    __slots__ = ("id", "offset", "length", "original", "replacement", "alternatives", "sentence", "type")
+    __slots__ = ("id", "offset", "length", "original", "replacement", "alternatives", "sentence", "type", "category", "message")
     ID_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     LENGTH_FIELD_NUMBER: _ClassVar[int]
@@ -54,6 +54,8 @@ class Edit(_message.Message):
     ALTERNATIVES_FIELD_NUMBER: _ClassVar[int]
     SENTENCE_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
+    CATEGORY_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
     id: str
     offset: int
     length: int
@@ -62,7 +64,9 @@ class Edit(_message.Message):
     alternatives: _containers.RepeatedScalarFieldContainer[str]
     sentence: int
     type: str
-    def __init__(self, id: _Optional[str] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., original: _Optional[str] = ..., replacement: _Optional[str] = ..., alternatives: _Optional[_Iterable[str]] = ..., sentence: _Optional[int] = ..., type: _Optional[str] = ...) -> None: ...
+    category: str
+    message: str
+    def __init__(self, id: _Optional[str] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., original: _Optional[str] = ..., replacement: _Optional[str] = ..., alternatives: _Optional[_Iterable[str]] = ..., sentence: _Optional[int] = ..., type: _Optional[str] = ..., category: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class ModelInfo(_message.Message):
     __slots__ = ("name", "version")

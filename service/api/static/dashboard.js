@@ -182,6 +182,43 @@ function renderAcceptance(report) {
   );
 }
 
+function renderCategories(report) {
+  const byArm = report.arms.map((arm) => {
+    const counts = {};
+    for (const [code, count] of Object.entries(arm.categories || {})) {
+      const category = code.split(":").slice(1).join(":");
+      counts[category] = (counts[category] || 0) + count;
+    }
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    return { name: arm.name, counts, total };
+  });
+  const categories = [...new Set(byArm.flatMap((arm) => Object.keys(arm.counts)))].sort(
+    (a, b) => byArm.reduce((n, arm) => n + (arm.counts[b] || 0), 0) - byArm.reduce((n, arm) => n + (arm.counts[a] || 0), 0),
+  );
+  $("categories")
+    .querySelector("thead tr")
+    .replaceChildren(el("th", {}, "category"), ...byArm.map((arm) => el("th", {}, arm.name)));
+  replaceRows(
+    $("categories"),
+    categories.length
+      ? categories.map((category) =>
+          el(
+            "tr",
+            { "data-category": category },
+            el("td", {}, category),
+            ...byArm.map((arm) =>
+              el(
+                "td",
+                { class: "num", "data-arm": arm.name },
+                `${arm.counts[category] || 0} (${percent(arm.total ? (arm.counts[category] || 0) / arm.total : null)})`,
+              ),
+            ),
+          ),
+        )
+      : [el("tr", {}, el("td", { colSpan: 1 + byArm.length, class: "note" }, "no edits yet"))],
+  );
+}
+
 function renderShadow(report) {
   const shadow = report.shadow;
   $("shadow-plan").textContent = shadow
@@ -334,6 +371,7 @@ async function refresh() {
       renderArms(report);
       renderComparison(report);
       renderAcceptance(report);
+      renderCategories(report);
       renderShadow(report);
       renderStages(report);
       for (const q of QUANTILES) renderChart(`chart-${q}`, report, q, "ms");
