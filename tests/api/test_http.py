@@ -11,6 +11,7 @@ import pytest
 import uvicorn
 
 from service.config import Settings
+from service.text.categories import CATEGORIES, OPERATIONS
 from tests.api.clients import post, rebuild
 from tests.api.server import start_server
 
@@ -297,3 +298,17 @@ def test_an_idle_keep_alive_connection_outlives_a_client_pool(tmp_path) -> None:
     # however late this process runs.
     assert closed - sent >= keep_alive_s, "closed before its keep-alive was over"
     assert closed - idle < uvicorn_default_s, "closed at uvicorn's default: GECSERVE_KEEP_ALIVE_S was not applied"
+
+
+def test_every_edit_says_its_category_and_why(server) -> None:
+    texts = ["She go to school every days.", "i saw a apple yesterday.", "Tom found a honest owl, he go home."]
+    body = post(server, "/v1/correct", {"texts": texts}).json()
+    edits = [edit for result in body["results"] for edit in result["edits"]]
+    assert edits
+    for edit in edits:
+        operation, _, category = edit["category"].partition(":")
+        assert operation in OPERATIONS and category in CATEGORIES, edit
+        assert (
+            edit["message"].endswith(".")
+            and (edit["original"].strip() or edit["replacement"].strip()) in edit["message"]
+        )
