@@ -151,8 +151,9 @@ def test_http_and_grpc_draw_on_the_same_bucket(keyed) -> None:
 
 def test_every_state_changing_route_needs_the_admin_key(keyed) -> None:
     """Every route of the schema that is not a GET, apart from those writers call: the three that correct text,
-    and feedback."""
+    feedback, and their own words."""
     serving = {"/v1/correct", "/v1/generate", "/v2/check", "/v1/feedback"}
+    serving |= {"/v1/words", "/v1/words/{word}", "/v2/words/add", "/v2/words/delete"}
     spec = httpx.get(keyed.url + "/openapi.json").json()
     changing = [
         (method, path.replace("{name}", "ab"))

@@ -178,8 +178,12 @@ def test_the_readiness_of_a_gateway_follows_its_workers(tmp_path, redis_prefix: 
     remote = gateway(tmp_path, REDIS_URL, redis_prefix, until="/healthz", worker_timeout_s=2)
     try:
         assert httpx.get(remote.url + "/readyz").status_code == 503
-        refused = post(remote, "/v1/correct", {"text": "i saw a apple."})
-        assert refused.status_code == 503 and "no engine worker" in refused.json()["error"]["message"]
+
+        def refused_for_want_of_workers() -> bool:  # once the gateway has loaded (until then: "still loading")
+            refused = post(remote, "/v1/correct", {"text": "i saw a apple."})
+            return refused.status_code == 503 and "no engine worker" in refused.json()["error"]["message"]
+
+        wait_for(refused_for_want_of_workers, timeout=30)
         workers = [worker(tmp_path / name, REDIS_URL, redis_prefix) for name in ("a", "b")]
         wait_for(lambda: httpx.get(remote.url + "/readyz").status_code == 200)
 
