@@ -166,7 +166,7 @@ def _settings(args: argparse.Namespace) -> tuple[Settings, dict[str, str], socke
         except ExperimentFileError as error:
             raise SettingError(f"{setting_name('experiment', flags)}: bad experiment file: {error}") from error
         served = {source.name for source in model_sources(settings)}
-        missing = sorted(definition.models() - served)
+        missing = definition.unserved(served)
         if missing:
             raise SettingError(
                 f"{setting_name('experiment', flags)}: the experiment's arms run on models that are not served: "

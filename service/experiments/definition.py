@@ -130,6 +130,10 @@ class ExperimentDefinition(BaseModel):
         """The models its arms name."""
         return {arm.model for arm in self.arms if arm.model is not None}
 
+    def unserved(self, served: set[str]) -> list[str]:
+        """The models its arms name that are not among ``served``, sorted."""
+        return sorted(self.models() - served)
+
     @property
     def control_arm(self) -> str:
         return self.control or self.arms[0].name

@@ -260,7 +260,7 @@ class ExperimentManager:
     def check_models(self, definition: ExperimentDefinition) -> None:
         """``UnservedModelError`` naming the models ``definition``'s arms name that are not served."""
         served = set(self.model_names()) if self.model_names is not None else set()
-        missing = sorted(definition.models() - served)
+        missing = definition.unserved(served)
         if missing:
             raise UnservedModelError(
                 f"experiment {definition.name!r} names models that are not served: {', '.join(missing)}; served: "

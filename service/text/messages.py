@@ -21,6 +21,20 @@ _CONSONANT_SOUND = re.compile(r"^(?:uni|use|usu|euro|one|once|u[bcfhjkqrst][aeio
 
 _SINGULAR_DETERMINERS = {"a", "an", "one", "this", "that", "each", "every", "another", "either", "neither"}
 
+# The replacements whose message depends on nothing but the words: {change} is "'old' → 'new'"
+_TEMPLATES = {
+    "SPELL": "Possible spelling mistake: {change}.",
+    "PUNCT": "Check the punctuation: {change}.",
+    "WO": "The words may be in the wrong order: {change}.",
+    "CONTR": "Write the contraction this way: {change}.",
+    "VERB:TENSE": "{change}: the verb's tense should fit the rest of the sentence.",
+    "VERB:FORM": "{change}: this form of the verb is the one used here.",
+    "VERB:INFL": "{original} is not a form of the verb: use {replacement}.",
+    "NOUN:POSS": "{change}: the possessive form.",
+    "ADJ:FORM": "{change}: the comparative or superlative form.",
+    "MORPH": "{change}: the same word in the form this sentence needs.",
+}
+
 # What each word-class category calls its words, for "add", "remove" and "use ... instead of ..."
 _KINDS = {
     "DET": "determiner",
@@ -82,8 +96,9 @@ def explain(code: str, original: str, replacement: str, before: str = "", after:
         if category == "PUNCT":
             return f"Remove the punctuation mark {_q(original)}."
         return f"The {kind} {_q(original)} is not needed here."
-    if category == "SPELL":
-        return f"Possible spelling mistake: {change}."
+    template = _TEMPLATES.get(category)
+    if template is not None:
+        return template.format(change=change, original=_q(original), replacement=_q(replacement))
     if category == "ORTH":
         if (
             original.replace(" ", "").lower() == replacement.replace(" ", "").lower()
@@ -91,12 +106,6 @@ def explain(code: str, original: str, replacement: str, before: str = "", after:
         ):
             return f"Check the spacing: {change}."
         return f"Check the capitalisation: {change}."
-    if category == "PUNCT":
-        return f"Check the punctuation: {change}."
-    if category == "WO":
-        return f"The words may be in the wrong order: {change}."
-    if category == "CONTR":
-        return f"Write the contraction this way: {change}."
     if category == "VERB:SVA":
         subject = _subject(before)
         return (
@@ -104,12 +113,6 @@ def explain(code: str, original: str, replacement: str, before: str = "", after:
             if subject
             else f"{change}: the verb agrees with its subject."
         )
-    if category == "VERB:TENSE":
-        return f"{change}: the verb's tense should fit the rest of the sentence."
-    if category == "VERB:FORM":
-        return f"{change}: this form of the verb is the one used here."
-    if category == "VERB:INFL":
-        return f"{_q(original)} is not a form of the verb: use {_q(replacement)}."
     if category == "NOUN:NUM":
         if _plural(original, replacement):
             return f"{change}: use the plural here."
@@ -121,12 +124,6 @@ def explain(code: str, original: str, replacement: str, before: str = "", after:
         if original.lower().rstrip("s") == replacement.lower() or original.lower() == replacement.lower() + "s":
             return f"{_q(original)} is not used in the plural: {_q(replacement)}."
         return f"{_q(original)} is not a form of the noun: use {_q(replacement)}."
-    if category == "NOUN:POSS":
-        return f"{change}: the possessive form."
-    if category == "ADJ:FORM":
-        return f"{change}: the comparative or superlative form."
-    if category == "MORPH":
-        return f"{change}: the same word in the form this sentence needs."
     if category == "DET":
         article = _article(replacement, after) if original.lower() in ("a", "an") else None
         return article or f"Use the determiner {_q(replacement)} instead of {_q(original)}."
