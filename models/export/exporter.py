@@ -5,10 +5,10 @@ Families: BART, mBART, Marian and T5 (what differs between them: ``models/export
     gecserve export --from CHECKPOINT_DIR --out models/NAME [--quantize int8 [--method static] [--calibration FILE]]
 
 Writes ``encoder.onnx``, ``decoder.onnx``, ``tokenizer.json`` and ``manifest.json`` (and
-``encoder.int8.onnx``/``decoder.int8.onnx``). Before reporting success it checks the ONNX
-logits against PyTorch and the engine's greedy outputs against ``transformers``; a mismatch
-fails the command (exit status 1). The int8 variant is checked the same way and its greedy
-agreement with PyTorch is reported.
+``encoder.int8.onnx``/``decoder.int8.onnx``), every graph made lean (``models/export/lean.py``).
+Before reporting success it checks the ONNX logits against PyTorch and the engine's greedy
+outputs against ``transformers``; a mismatch fails the command (exit status 1). The int8
+variant is checked the same way and its greedy agreement with PyTorch is reported.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from transformers import AutoModelForSeq2SeqLM
 from models.export.calibration import record_feeds
 from models.export.families import architecture, default_decoder_start, max_positions, unsupported
 from models.export.graphs import export_graphs
+from models.export.lean import make_graph_lean
 from models.export.quantize import METHODS, method_for, quantize_int8
 from models.export.verify import check_logits, greedy_agreement
 from service.engine.engine import Engine
@@ -150,6 +151,8 @@ def export(
         manifest.save(work)
         print("exporting ONNX graphs ...", file=sys.stderr)
         export_graphs(model, work)
+        for part in ("encoder", "decoder"):
+            make_graph_lean(work / f"{part}.onnx", lambda line, p=part: print(f"lean {p}: {line}", file=sys.stderr))
         texts = samples or SAMPLE_SENTENCES
         sources = [
             ids[: manifest.max_source_content]
@@ -174,6 +177,7 @@ def export(
                 quantize_int8(
                     work / f"{part}.onnx", work / f"{part}.int8.onnx", method_for(part, method), feeds.get(part)
                 )
+                make_graph_lean(work / f"{part}.int8.onnx")
             manifest.variants["int8"] = {"encoder": "encoder.int8.onnx", "decoder": "decoder.int8.onnx"}
             manifest.default_variant = "int8"
             manifest.save(work)

@@ -123,6 +123,8 @@ def _state_dict(model_dir: Path, manifest: ModelManifest) -> dict[str, torch.Ten
                 name = name.replace("positions.", "embed_positions.", 1) if name.startswith("positions.") else name
                 name = name.replace("final_layer_norm.", "layer_norm.", 1) if name.startswith("final_") else name
                 state[f"model.{part}.{name}"] = array
+    # A lean graph (models/export/lean.py) has dropped the add of an all-zero final_logits_bias.
+    state.setdefault("final_logits_bias", np.zeros((1, manifest.architecture["vocab_size"]), dtype=np.float32))
     return {name: torch.from_numpy(np.array(array, dtype=np.float32)) for name, array in state.items()}
 
 

@@ -9,6 +9,11 @@ an arena's free regions back only at the end of a run made with ``SHRINK_ARENAS`
 ``Seq2SeqModel.release_memory`` makes such a run of each session over one token. (Without the
 arena, every tensor over malloc's mmap threshold is mapped and faulted in afresh on every pass:
 the overload drill's 16-beam generate took 10.5-12.4 s instead of 8.5-9.4 s.)
+
+The decoder graph takes the self-attention cache and the cross-attention keys/values one input per layer
+and kind (``layer_inputs``: ``past_key_0``, ``cross_value_1``, ...; ``models/export/lean.py`` makes the
+exported graphs so), fed as views of the ``[layers, 2, batch, heads, length, head size]`` arrays held
+here: no copy on the way in.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ from service.engine.manifest import ModelManifest
 from service.engine.runtime import RuntimeOptions, create_inference_session
 from service.engine.tokenization import TextCodec
 
+LAYER_INPUTS = {"past_kv": "past", "cross_kv": "cross"}  # exported whole -> per-layer input prefix
+KINDS = ("key", "value")
+
 SHRINK_ARENAS = ort.RunOptions()
 SHRINK_ARENAS.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
 
@@ -39,6 +47,16 @@ def pad_rows(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray, np
     for i, row in enumerate(rows):
         tokens[i, : len(row)] = row
     return tokens, counts
+
+
+def layer_input(prefix: str, layer: int, kind: int) -> str:
+    """The decoder input holding one layer's keys (``kind`` 0) or values (1): ``past_key_0``, ``cross_value_1``."""
+    return f"{prefix}_{KINDS[kind]}_{layer}"
+
+
+def layer_inputs(prefix: str, kv: np.ndarray) -> dict[str, np.ndarray]:
+    """``kv [layers, 2, ...]`` as the decoder's per-layer inputs: views, no copy of a contiguous array."""
+    return {layer_input(prefix, layer, kind): kv[layer, kind] for layer in range(kv.shape[0]) for kind in (0, 1)}
 
 
 class InputTooLongError(ValueError):
@@ -68,6 +86,12 @@ class Seq2SeqModel:
         files = self.manifest.variants[self.variant]
         self.encoder = create_inference_session(self.model_dir / files["encoder"], self.options)
         self.decoder = create_inference_session(self.model_dir / files["decoder"], self.options)
+        whole = sorted(LAYER_INPUTS.keys() & {value.name for value in self.decoder.get_inputs()})
+        if whole:
+            raise ValueError(
+                f"{files['decoder']} takes {', '.join(whole)} whole, as graphs exported before 2026-11-27 did: "
+                f"rewrite it with python -m models.export.lean {model_dir}"
+            )
         self.codec, _ = TextCodec.for_model(self.model_dir, self.manifest)
         self.cache_kind = cache
         # Resolved once: asking ORT for its providers on every batch would be wasted work.
@@ -176,13 +200,13 @@ class DecoderState:
         feeds = {
             "input_ids": tokens.astype(np.int64, copy=False),
             "position_ids": positions,
-            "past_kv": past_kv,
             "past_mask": past_mask,
+            **layer_inputs("past", past_kv),
         }
         if self.device_inputs is not None and rows is None:
             logits, new_kv = run_bound(self.session, feeds, self.device_inputs, ("logits", "new_kv"), run_options)
         else:
-            feeds["cross_kv"] = self.cross_kv if rows is None else self.cross_kv[:, :, rows]
+            feeds.update(layer_inputs("cross", self.cross_kv if rows is None else self.cross_kv[:, :, rows]))
             feeds["encoder_mask"] = self.encoder_mask if rows is None else self.encoder_mask[rows]
             logits, new_kv = self.session.run(None, feeds, run_options)
         self.cache.append(new_kv, counts, rows)
@@ -246,7 +270,8 @@ class DecoderState:
     def _upload(self) -> None:
         """Put the per-batch decoder inputs on the device (once per batch and per row change)."""
         assert self.device_inputs is not None
-        self.device_inputs.put("cross_kv", self.cross_kv)
+        for name, array in layer_inputs("cross", self.cross_kv).items():
+            self.device_inputs.put(name, array)
         self.device_inputs.put("encoder_mask", self.encoder_mask)
 
 

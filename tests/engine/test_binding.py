@@ -7,6 +7,7 @@ import pytest
 
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
+from service.engine.model import layer_inputs
 from service.engine.runtime import RuntimeOptions
 from tests.conftest import FIXTURE_MODEL
 from tests.engine.conftest import SENTENCES, engine_for
@@ -52,7 +53,7 @@ def test_bound_state_follows_row_selection(bound: Engine) -> None:
     for state in states:
         state.step(prefix)
         state.select(np.array([3, 1], dtype=np.int64))
-    uploaded = states[1].device_inputs.values["cross_kv"].numpy()
-    np.testing.assert_array_equal(uploaded, states[1].cross_kv)
+    for name, expected in layer_inputs("cross", states[1].cross_kv).items():
+        np.testing.assert_array_equal(states[1].device_inputs.values[name].numpy(), expected)
     nxt = np.array([[5], [6]], dtype=np.int64)
     np.testing.assert_array_equal(states[1].step(nxt), states[0].step(nxt))

@@ -24,11 +24,11 @@ def test_glibc_takes_the_fixed_thresholds() -> None:
 def test_release_memory_gives_back_what_the_arenas_kept_after_a_large_batch() -> None:
     engine = Engine(FIXTURE_MODEL, variant="int8")
     corrected = engine.correct(SENTENCES)
-    sources = engine.codec.encode_batch([s for s in SENTENCES if s] * 4)
-    engine.generate(sources, "beam", DecodeParams(num_beams=16, num_return_sequences=8))  # 512 rows
+    sources = engine.codec.encode_batch([s for s in SENTENCES if s] * 8)
+    engine.generate(sources, "beam", DecodeParams(num_beams=16, num_return_sequences=8))  # 1,024 rows
     release_free_memory()  # what malloc holds free goes first: what remains is held by the arenas
     kept = _rss_mb()
     engine.release_memory()
     release_free_memory()
-    assert kept - _rss_mb() > 16, "the sessions' arenas still hold the batch's memory"
+    assert kept - _rss_mb() > 12, "the sessions' arenas still hold the batch's memory"
     assert engine.correct(SENTENCES) == corrected
