@@ -38,6 +38,14 @@ def _grow(buffer: np.ndarray, needed: int, axis: int) -> np.ndarray:
     return grown
 
 
+def _with_rows(buffer: np.ndarray, count: int) -> np.ndarray:
+    """``buffer [L,2,B,...]`` with ``count`` rows of zeros after its own (no copy of an empty buffer)."""
+    shape = list(buffer.shape)
+    shape[2] = count
+    rows = np.zeros(shape, dtype=buffer.dtype)
+    return np.concatenate([buffer, rows], axis=2) if buffer.shape[2] else rows
+
+
 class CompactCache:
     """Left-aligned rows in a preallocated buffer ``[L,2,B,H,capacity,Dh]``."""
 
@@ -62,10 +70,9 @@ class CompactCache:
         if rows is None and np.all(counts == counts[0]) and np.all(lengths == lengths[0]):
             start, n = int(lengths[0]), int(counts[0])
             self.buffer[:, :, :, :, start : start + n] = new_kv[:, :, :, :, :n]
-        else:
-            for i, row in enumerate(targets):
-                start, n = int(lengths[i]), int(counts[i])
-                self.buffer[:, :, row, :, start : start + n] = new_kv[:, :, i, :, :n]
+        else:  # one scatter of every row's real tokens, each to its own row's length onwards
+            fed, offset = np.nonzero(np.arange(new_kv.shape[4])[None, :] < counts[:, None])
+            self.buffer[:, :, targets[fed], :, lengths[fed] + offset] = new_kv[:, :, fed, :, offset]
         updated = self.lengths.copy()
         updated[targets] = lengths + counts
         self.lengths = updated
@@ -79,9 +86,7 @@ class CompactCache:
         self.buffer = self.buffer[:, :, rows, :, : max(int(self.lengths.max(initial=0)), 1)]
 
     def add_rows(self, count: int) -> None:
-        shape = list(self.buffer.shape)
-        shape[2] = count
-        self.buffer = np.concatenate([self.buffer, np.zeros(shape, dtype=self.buffer.dtype)], axis=2)
+        self.buffer = _with_rows(self.buffer, count)
         self.lengths = np.concatenate([self.lengths, np.zeros(count, dtype=np.int64)])
 
     def empty(self, rows: np.ndarray) -> None:
@@ -124,9 +129,7 @@ class MaskedCache:
         self.lengths = self.lengths + counts
 
     def add_rows(self, count: int) -> None:
-        shape = list(self.buffer.shape)
-        shape[2] = count
-        self.buffer = np.concatenate([self.buffer, np.zeros(shape, dtype=self.buffer.dtype)], axis=2)
+        self.buffer = _with_rows(self.buffer, count)
         self.slot_pos = np.concatenate([self.slot_pos, np.full((count, self.slot_pos.shape[1]), -1, dtype=np.int64)])
         self.lengths = np.concatenate([self.lengths, np.zeros(count, dtype=np.int64)])
 

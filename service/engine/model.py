@@ -144,7 +144,9 @@ class Seq2SeqModel:
         """Encode ``sources`` (one encoder run) into rows ``slots`` of ``state``, slot ``i`` taking
         source ``owners[i]`` (a source of several rows is encoded once; see ``DecoderState.place``)."""
         cross_kv, mask = self.encode(sources)
-        state.place(slots, cross_kv[:, :, owners], mask[owners])
+        if not np.array_equal(owners, np.arange(len(sources))):  # a source of several rows: copies of its row
+            cross_kv, mask = cross_kv[:, :, owners], mask[owners]
+        state.place(slots, cross_kv, mask)
 
 
 class DecoderState:
@@ -246,17 +248,24 @@ class DecoderState:
         """Put encoded sources into rows ``slots``, whose caches start empty: a slot below ``batch``
         is a row reused in place, the others are new rows after the existing ones (in order). Only a
         source longer than the batch's, or new rows, make the per-batch arrays be copied."""
-        source = max(self.encoder_mask.shape[1], encoder_mask.shape[1])
-        if self.encoder_mask.shape[1] < source:
-            self.cross_kv = _pad_axis(self.cross_kv, 4, source)
-            self.encoder_mask = _pad_axis(self.encoder_mask, 1, source)
-        extra = int((slots >= self.batch).sum())
-        if extra:
-            shape = list(self.cross_kv.shape)
-            shape[2] = extra
-            new_rows = np.zeros(shape, dtype=cross_kv.dtype)
-            self.cross_kv = np.concatenate([self.cross_kv, new_rows], axis=2) if self.batch else new_rows
-            self.encoder_mask = np.concatenate([self.encoder_mask, np.zeros((extra, source), dtype=np.int64)])
+        rows, columns = self.encoder_mask.shape
+        extra = int((slots >= rows).sum())
+        if not rows and np.array_equal(slots, np.arange(len(slots))):  # an empty state takes the arrays as they are
+            self.cross_kv, self.encoder_mask = cross_kv, encoder_mask
+            self.cache.add_rows(extra)
+            if self.device_inputs is not None:
+                self._upload()
+            return
+        source = max(columns, encoder_mask.shape[1])
+        if extra or source > columns:  # one copy into arrays of the new size
+            grown = np.zeros(
+                (*self.cross_kv.shape[:2], rows + extra, *self.cross_kv.shape[3:4], source, self.cross_kv.shape[5]),
+                dtype=cross_kv.dtype,
+            )
+            grown[:, :, :rows, :, :columns] = self.cross_kv
+            mask = np.zeros((rows + extra, source), dtype=np.int64)
+            mask[:rows, :columns] = self.encoder_mask
+            self.cross_kv, self.encoder_mask = grown, mask
             self.cache.add_rows(extra)
         width = encoder_mask.shape[1]
         self.cross_kv[:, :, slots, :, :width] = cross_kv
@@ -273,13 +282,3 @@ class DecoderState:
         for name, array in layer_inputs("cross", self.cross_kv).items():
             self.device_inputs.put(name, array)
         self.device_inputs.put("encoder_mask", self.encoder_mask)
-
-
-def _pad_axis(array: np.ndarray, axis: int, size: int) -> np.ndarray:
-    """``array`` zero-padded at the end of ``axis`` to ``size``."""
-    missing = size - array.shape[axis]
-    if missing == 0:
-        return array
-    widths = [(0, 0)] * array.ndim
-    widths[axis] = (0, missing)
-    return np.pad(array, widths)

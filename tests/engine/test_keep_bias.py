@@ -80,6 +80,46 @@ def test_the_alignment_leans_on_the_token_it_would_copy_and_follows_edits() -> N
     assert align.pointer == 3
 
 
+def test_a_lost_alignment_guesses_where_the_source_goes_on() -> None:
+    draft = [5, 6, 7, 6, 8, 2]  # "6" occurs twice: it realigns nothing
+    replaced = Alignment(draft)
+    replaced.follow([5])
+    replaced.follow([5, 9])  # "9" instead of the first "6"
+    assert replaced.pointer is None and replaced.lost == (1, 1)
+    assert replaced.guess([5, 9]) == 2  # a word replaced: the source goes on after it
+    inserted = Alignment(draft, pointer=1, lost=(1, 1))
+    assert inserted.guess([5, 9, 6]) == 2  # "9" put in before "6", which the output then copied
+    left_out = Alignment(draft, pointer=None, lost=(1, 1))
+    assert left_out.guess([5, 7]) == 3  # "6" left out: the output copied "7" next
+    assert left_out.guess([5, 9, 9, 9, 9]) is None  # too far from where it was lost
+    assert Alignment(draft).guess([5]) is None  # never lost
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    draft=st.lists(st.integers(3, 9), min_size=1, max_size=12),
+    output=st.lists(st.integers(3, 9), max_size=8),
+    tokens=st.lists(st.integers(3, 9), max_size=8),
+)
+def test_pointers_along_a_draft_are_the_ones_following_it_gives(
+    draft: list[int], output: list[int], tokens: list[int]
+) -> None:
+    align = Alignment([*draft, 2], keep_bias=1.0)
+    for end in range(1, len(output) + 1):
+        align.follow(output[:end])
+    pointers = align.pointers_along(output, tokens)
+    before = (align.pointer, align.lost)
+    expected = [align.pointer]
+    for end in range(len(output) + 1, len(output) + len(tokens) + 1):
+        align.follow([*output, *tokens][:end])
+        expected.append(align.pointer)
+    assert pointers == expected
+    probe = Alignment([*draft, 2], keep_bias=1.0, pointer=before[0], lost=before[1])
+    scores = np.zeros((len(pointers), 10))
+    probe.lean_along(scores, pointers)
+    assert scores.sum() == sum(1 for p in pointers if p is not None and p < len(draft) + 1)
+
+
 @pytest.mark.slow
 def test_the_keep_bias_moves_how_much_the_bundled_model_edits_one_way() -> None:
     """On learner sentences, more bias never changes more sentences, and less never fewer (served path)."""

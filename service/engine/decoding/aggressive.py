@@ -80,10 +80,15 @@ class AggressiveDecoder(ContinuousDecoder[_Row]):
             return []
         busy_rows = dict(busy)
         blocks: list[list[int]] = [[] for _ in self.rows]  # free slots: nothing
+        guessed: dict[int, list[int | None]] = {}  # slot -> the pointers along a guessed draft
         for slot, row in busy:
             room = row.limit - len(row.result.tokens) - 1  # leave room for the model's own token
             pointer = row.align.pointer
-            drafted = [] if pointer is None else row.align.draft[pointer : pointer + min(room, params.max_draft)]
+            if pointer is None and (guess := row.align.guess(row.result.tokens)) is not None:
+                drafted = row.align.draft[guess : guess + min(room, params.max_draft)]
+                guessed[slot] = row.align.pointers_along(row.result.tokens, drafted)
+            else:
+                drafted = [] if pointer is None else row.align.draft[pointer : pointer + min(room, params.max_draft)]
             blocks[slot] = row.pending + drafted
         before = self.state.lengths.copy()
         logits: dict[int, np.ndarray] = {}
@@ -94,7 +99,13 @@ class AggressiveDecoder(ContinuousDecoder[_Row]):
             out = self.state.step(tokens, counts, rows)
             for j, slot in enumerate(group):
                 row = busy_rows.get(slot)
-                if row is not None:  # the keep bias at the positions predicting the draft and the token after it
+                if row is None:
+                    continue
+                # the keep bias at the positions predicting the draft and the token after it, as greedy decoding
+                # would lean them were the draft its output
+                if slot in guessed:
+                    row.align.lean_along(out[j, len(row.pending) - 1 :], guessed[slot])
+                else:
                     row.align.lean(out[j, len(row.pending) - 1 :], len(blocks[slot]) - len(row.pending) + 1)
             best = out.argmax(-1)
             for j, slot in enumerate(group):
@@ -127,6 +138,11 @@ class AggressiveDecoder(ContinuousDecoder[_Row]):
                 done.append(slot)
                 continue
             row.pending = [result.tokens[-1]]
+            if slot in guessed:  # the alignment follows each token gained, as greedy decoding's does
+                start = len(result.tokens) - len(gained)
+                for end in range(start + 1, len(result.tokens) + 1):
+                    row.align.follow(result.tokens[:end])
+                continue
             if row.align.pointer is not None:
                 row.align.pointer += matched  # at the draft token the model's own token is checked against
             row.align.follow(result.tokens)

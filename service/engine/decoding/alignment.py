@@ -11,11 +11,13 @@ Greedy and aggressive decoding follow the same alignment, so with the same bias 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 MAX_ANCHOR = 3
+MAX_GUESS = 3  # output tokens after a lost alignment that aggressive decoding still drafts a guess for
 
 
 def anchors_of(content: Sequence[int]) -> dict[tuple[int, ...], list[int]]:
@@ -42,15 +44,20 @@ def realign(output: Sequence[int], anchors: dict[tuple[int, ...], list[int]]) ->
 @dataclass
 class Alignment:
     """An output's alignment with its source: ``draft`` is the source and ``</s>``, ``pointer`` the index of the
-    draft token (None while the output is not aligned), ``keep_bias`` what the draft token's logit gains."""
+    draft token (None while the output is not aligned), ``keep_bias`` what the draft token's logit gains; ``lost``
+    remembers where the alignment was last lost: the draft token the output did not copy and how long the output
+    was before it."""
 
     draft: list[int]
     keep_bias: float = 0.0
     pointer: int | None = 0
-    anchors: dict[tuple[int, ...], list[int]] = field(init=False)
+    lost: tuple[int, int] | None = None
 
-    def __post_init__(self) -> None:
-        self.anchors = anchors_of(self.draft[:-1])
+    @cached_property
+    def anchors(self) -> dict[tuple[int, ...], list[int]]:
+        """The draft's n-gram table (``anchors_of``), made the first time the output is realigned: most
+        outputs never leave their source."""
+        return anchors_of(self.draft[:-1])
 
     def lean(self, scores: np.ndarray, count: int) -> None:
         """Add the keep bias to ``scores[k]`` (the logits of the k-th next output token, for ``k < count``) at the
@@ -59,9 +66,48 @@ class Alignment:
             expected = self.draft[self.pointer : self.pointer + count]
             scores[np.arange(len(expected)), expected] += self.keep_bias
 
+    def lean_along(self, scores: np.ndarray, pointers: Sequence[int | None]) -> None:
+        """Add the keep bias to ``scores[k]`` at the draft token of ``pointers[k]`` (``pointers_along``)."""
+        if self.keep_bias:
+            for k, pointer in enumerate(pointers):
+                if pointer is not None and pointer < len(self.draft):
+                    scores[k, self.draft[pointer]] += self.keep_bias
+
     def follow(self, output: Sequence[int]) -> None:
         """Move on after ``output`` gained its last token."""
         if self.pointer is not None and self.pointer < len(self.draft) and self.draft[self.pointer] == output[-1]:
             self.pointer += 1
-        else:
-            self.pointer = realign(output, self.anchors)
+            return
+        if self.pointer is not None:
+            self.lost = (self.pointer, len(output) - 1)
+        self.pointer = realign(output, self.anchors)
+
+    def guess(self, output: Sequence[int]) -> int | None:
+        """Where the source likely goes on while the output is not aligned, for aggressive decoding to draft
+        from, for the ``MAX_GUESS`` tokens after the loss (None past them): just after the output's last token
+        if that copies one of the three draft tokens from the one the output did not copy (a word left out or
+        put in), else just after the draft token the output replaced."""
+        if self.lost is None:
+            return None
+        index, length = self.lost
+        if len(output) - length > MAX_GUESS:
+            return None
+        guess = index + 1
+        for near in range(index, min(index + 3, len(self.draft))):
+            if output and self.draft[near] == output[-1]:
+                guess = near + 1
+                break
+        return guess if guess < len(self.draft) else None
+
+    def pointers_along(self, output: Sequence[int], tokens: Sequence[int]) -> list[int | None]:
+        """The pointer this alignment would have before each of ``len(tokens) + 1`` next tokens of ``output``,
+        were ``tokens`` its next ones: what ``follow`` makes of them, without moving this alignment."""
+        probe = Alignment(self.draft, self.keep_bias, self.pointer, self.lost)
+        probe.__dict__["anchors"] = self.anchors  # the same table, not made again
+        pointers = [probe.pointer]
+        extended = list(output)
+        for token in tokens:
+            extended.append(token)
+            probe.follow(extended)
+            pointers.append(probe.pointer)
+        return pointers
