@@ -3,20 +3,26 @@
     gecserve bench serve --url http://127.0.0.1:8000 --input dev.txt \\
         [--concurrency 1,8,32] [--backend accelerated,autoregressive] [--requests 400] [--json OUT]
     gecserve bench serve --spawn models/gec-default --input dev.txt ...   # starts its own server
+    gecserve bench serve ... --peer-ct2 runs/gec-default-hf   # and the FastAPI + CTranslate2 peer beside it
 
 Each of ``concurrency`` clients sends one request (one line of the input as ``text``), waits
 for the answer, and sends the next: a closed loop. Lines are taken in order without repeats
 within a run, so run the server with ``GECSERVE_CACHE_SIZE=0`` (or enough distinct lines) to
 measure decoding rather than the cache. ``--spawn MODEL`` starts ``gecserve serve`` on free ports
 with the cache off (other ``GECSERVE_*`` variables pass through), runs, and stops it. Prints
-p50/p95/p99 latency and throughput per backend and concurrency. Locust (``loadtest/``) measures
-the same from outside at scale.
+p50/p95/p99 latency and throughput per backend and concurrency. ``--peer-ct2 HF_DIR`` also starts
+``loadtest/peer_server.py`` (FastAPI + uvicorn, Bling Fire, CTranslate2 int8 greedy on the same weights, made by
+``make runs/gec-default-hf``) on a free port and runs the same loop against it at each concurrency, after the
+service's backends and on the lines the first of them read: rows ``fastapi+ct2``, and ``req_per_s_vs_peer``, each
+service row's throughput over the peer's at its concurrency. Locust (``loadtest/``) measures the same from outside
+at scale.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 import tempfile
 import time
@@ -26,10 +32,11 @@ from typing import Any
 import httpx
 from tqdm import tqdm
 
-from loadtest.spawn import start_server
+from loadtest.spawn import start_peer_ct2, start_server
 from service.engine.report import input_lines, latency_summary, table, write_json
 
 COLUMNS = ["backend", "concurrency", "requests", "errors", "req_per_s", "mean_ms", "p50_ms", "p95_ms", "p99_ms"]
+PEER = "fastapi+ct2"  # the backend column of the peer's rows
 
 
 async def closed_loop(
@@ -63,7 +70,7 @@ async def closed_loop(
                 status = type(error).__name__
             if status == "200":
                 latencies.append(time.perf_counter() - started)
-                for stage, ms in response.json()["timings_ms"].items():
+                for stage, ms in response.json().get("timings_ms", {}).items():  # the peer's answers have none
                     stages[stage] = stages.get(stage, 0.0) + ms
             else:
                 errors[status] = errors.get(status, 0) + 1
@@ -97,30 +104,50 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", type=lambda s: s.split(","), default=["accelerated", "autoregressive"])
     parser.add_argument("--requests", type=int, default=400, help="requests per (backend, concurrency)")
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--peer-ct2", type=Path, default=None, metavar="HF_DIR", help="also measure the peer server")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     lines = input_lines(args.input)
-    if args.spawn is None:
-        return _measure(args, lines, args.url)
-    with tempfile.TemporaryDirectory() as logs:
-        server = start_server(args.spawn, Path(logs), cache_size=0)
-        try:
-            return _measure(args, lines, server.url)
-        finally:
-            server.stop()
+    with tempfile.TemporaryDirectory() as logs, contextlib.ExitStack() as running:
+        url, peer_url = args.url, None
+        if args.spawn is not None:
+            server = start_server(args.spawn, Path(logs), cache_size=0)
+            running.callback(server.stop)
+            url = server.url
+        if args.peer_ct2 is not None:
+            peer = start_peer_ct2(args.peer_ct2, Path(logs))
+            running.callback(peer.stop)
+            peer_url = peer.url
+        return _measure(args, lines, url, peer_url)
 
 
-def _measure(args: argparse.Namespace, lines: list[str], url: str) -> int:
+def _measure(args: argparse.Namespace, lines: list[str], url: str, peer_url: str | None = None) -> int:
     httpx.get(f"{url}/readyz", timeout=10).raise_for_status()
     rows = []
-    runs = [(b, c) for c in args.concurrency for b in args.backend]
-    with tqdm(total=len(runs) * args.requests, desc="bench serve", unit="req", file=sys.stderr) as progress:
-        for offset, (backend, concurrency) in enumerate(runs):
-            window = lines[(offset * args.requests) % len(lines) :] + lines
-            silent = tqdm(disable=True)
-            asyncio.run(closed_loop(url, window[-args.warmup :], backend, concurrency, args.warmup, silent))
-            rows.append(asyncio.run(closed_loop(url, window, backend, concurrency, args.requests, progress)))
-    print(table(rows, COLUMNS))
+    # At each concurrency the service's backends in turn, then the peer on the lines the first backend read:
+    # (url, the backend asked for, the row's label, which backend's lines).
+    targets: list[tuple[str, str | None, str, int]] = [(url, b, b, i) for i, b in enumerate(args.backend)]
+    targets += [(peer_url, None, PEER, 0)] if peer_url is not None else []
+    total = len(args.concurrency) * len(targets) * args.requests
+    with tqdm(total=total, desc="bench serve", unit="req", file=sys.stderr) as progress:
+        for step, concurrency in enumerate(args.concurrency):
+            for target, backend, label, index in targets:
+                offset = step * len(args.backend) + index
+                window = lines[(offset * args.requests) % len(lines) :] + lines
+                silent = tqdm(disable=True)
+                asyncio.run(closed_loop(target, window[-args.warmup :], backend, concurrency, args.warmup, silent))
+                row = asyncio.run(closed_loop(target, window, backend, concurrency, args.requests, progress))
+                rows.append({**row, "backend": label})
+    columns = COLUMNS
+    if peer_url is not None:
+        peer_rate = {row["concurrency"]: row["req_per_s"] for row in rows if row["backend"] == PEER}
+        for row in rows:
+            if row["backend"] != PEER:
+                rate = peer_rate[row["concurrency"]]
+                row["req_per_s_vs_peer"] = row["req_per_s"] / rate if rate else None
+        columns = [*COLUMNS, "req_per_s_vs_peer"]
+    print(table(rows, columns))
     if args.json:
-        write_json(args.json, {"url": url, "input": str(args.input), "rows": rows})
+        peer = {"peer": {"url": peer_url, "checkpoint": str(args.peer_ct2)}} if peer_url is not None else {}
+        write_json(args.json, {"url": url, "input": str(args.input), **peer, "rows": rows})
     return 0

@@ -1,7 +1,8 @@
 """Start real ``gecserve serve`` and ``gecserve worker`` subprocesses and wait until they are ready.
 
 Used by ``gecserve bench serve --spawn`` and ``bench scaleout``, the load tools in ``loadtest/`` and the
-integration tests, which talk to real servers over real sockets.
+integration tests, which talk to real servers over real sockets. ``start_peer_ct2`` starts the FastAPI +
+CTranslate2 peer (``loadtest/peer_server.py``) the same way, for ``gecserve bench serve --peer-ct2``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def free_port() -> int:
 class RunningServer:
     process: subprocess.Popen
     http_port: int
-    grpc_port: int
+    grpc_port: int | None  # None: an HTTP-only server (the peer)
     log_path: Path
 
     @property
@@ -38,6 +39,8 @@ class RunningServer:
 
     @property
     def grpc_target(self) -> str:
+        if self.grpc_port is None:
+            raise ValueError("this server has no gRPC port")
         return f"127.0.0.1:{self.grpc_port}"
 
     def log(self) -> str:
@@ -93,11 +96,32 @@ def start_server(
         stdout=log_path.open("w"),
         stderr=subprocess.STDOUT,
     )
-    server = RunningServer(process, http_port, grpc_port, log_path)
+    return _when_ready(RunningServer(process, http_port, grpc_port, log_path), until, ready_timeout_s)
+
+
+def start_peer_ct2(
+    checkpoint: Path, log_dir: Path, ready_timeout_s: float = 180, cwd: Path | None = None
+) -> RunningServer:
+    """Run the FastAPI + CTranslate2 peer (``python -m loadtest.peer_server``) for the Hugging Face ``checkpoint``
+    on a free port; return once its ``/healthz`` answers 200 (it converts the checkpoint first)."""
+    port = free_port()
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / f"peer-{port}.log"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loadtest.peer_server", "--checkpoint", str(checkpoint), "--port", str(port)],
+        cwd=cwd,
+        stdout=log_path.open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    return _when_ready(RunningServer(process, port, None, log_path), "/healthz", ready_timeout_s)
+
+
+def _when_ready(server: RunningServer, until: str, ready_timeout_s: float) -> RunningServer:
+    """``server`` once ``until`` answers 200; stopped, and its log raised, if it exits or takes too long."""
     deadline = time.monotonic() + ready_timeout_s
     while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}:\n{server.log()}")
+        if server.process.poll() is not None:
+            raise RuntimeError(f"server exited with {server.process.returncode}:\n{server.log()}")
         try:
             if httpx.get(f"{server.url}{until}", timeout=1).status_code == 200:
                 return server
