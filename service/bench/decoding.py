@@ -169,7 +169,9 @@ class _Run:
         self.sources = load_sources(next(iter(self.engines.values())), Path(args.input), args.limit)
         if args.order == "length":  # batches of similar lengths, as the service's batcher forms them
             self.sources.sort(key=len)
-        self.params = DecodeParams(num_beams=args.num_beams, max_draft=args.max_draft, pass_cost=args.pass_cost)
+        self.params = DecodeParams(
+            num_beams=args.num_beams, max_draft=args.max_draft, max_guess=args.max_guess, pass_cost=args.pass_cost
+        )
         self.variants = {
             "relaxed": replace(self.params, relaxed_top_k=args.relaxed_top_k, min_block=args.min_block),
             "unsplit": replace(self.params, pass_cost=0.0),
@@ -296,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--io-binding", default="auto", choices=["auto", "on", "off"])
     parser.add_argument("--num-beams", type=int, default=4)
     parser.add_argument("--max-draft", type=int, default=DecodeParams.max_draft, help="draft tokens per pass")
+    parser.add_argument(
+        "--max-guess", type=int, default=DecodeParams.max_guess, help="tokens drafted from a guess (0: none)"
+    )
     parser.add_argument("--relaxed-top-k", type=int, default=2, help="'relaxed' row: accept draft tokens in top-k")
     parser.add_argument("--min-block", type=int, default=0, help="'relaxed' row: always accept this many")
     parser.add_argument("--limit", type=int, default=None, help="first N sentences only")
@@ -347,7 +352,9 @@ def replay_main(args: argparse.Namespace) -> int:
     )
     engine = Engine(args.model, variant=args.variant, options=runtime, cache=args.cache[0])
     sources = load_sources(engine, Path(args.input), args.limit)
-    params = DecodeParams(num_beams=args.num_beams, seed=0, max_draft=args.max_draft, pass_cost=args.pass_cost)
+    params = DecodeParams(
+        num_beams=args.num_beams, seed=0, max_draft=args.max_draft, max_guess=args.max_guess, pass_cost=args.pass_cost
+    )
     policies = [BatchPolicy(max_batch_size=b, max_queue=len(sources) + 1, admit_within=0) for b in args.batch_size]
     strategies = args.strategies
     if not set(strategies) <= set(STRATEGIES):

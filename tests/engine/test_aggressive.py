@@ -85,6 +85,17 @@ def test_aggressive_uses_fewer_passes_than_greedy(engine) -> None:
     assert sum(r.passes for r in aggressive) * 2 < sum(r.passes for r in greedy)
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(text, min_size=1, max_size=6))
+def test_guessed_drafts_save_passes_and_change_no_output(texts: list[str]) -> None:
+    engine = engine_for("int8")
+    sources = engine.codec.encode_batch(texts)
+    guessing = engine.generate(sources, "aggressive", DecodeParams(), keep_biases=[0.5] * len(sources))
+    plain = engine.generate(sources, "aggressive", DecodeParams(max_guess=0), keep_biases=[0.5] * len(sources))
+    assert _tokens(guessing) == _tokens(plain)
+    assert sum(r.passes for r in guessing) <= sum(r.passes for r in plain)
+
+
 def test_realign_needs_a_unique_ngram() -> None:
     anchors = anchors_of([5, 6, 7, 5, 8])
     assert realign([9, 6], anchors) == 2  # "6" occurs once: resume after it

@@ -84,8 +84,8 @@ class AggressiveDecoder(ContinuousDecoder[_Row]):
         for slot, row in busy:
             room = row.limit - len(row.result.tokens) - 1  # leave room for the model's own token
             pointer = row.align.pointer
-            if pointer is None and (guess := row.align.guess(row.result.tokens)) is not None:
-                drafted = row.align.draft[guess : guess + min(room, params.max_draft)]
+            if pointer is None and params.max_guess and (guess := row.align.guess(row.result.tokens)) is not None:
+                drafted = row.align.draft[guess : guess + min(room, params.max_guess)]
                 guessed[slot] = row.align.pointers_along(row.result.tokens, drafted)
             else:
                 drafted = [] if pointer is None else row.align.draft[pointer : pointer + min(room, params.max_draft)]

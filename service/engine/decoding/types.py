@@ -31,6 +31,9 @@ class DecodeParams:
     # where passes are FLOP-bound, drafting past a likely mismatch is wasted work: 16 measured
     # fastest on the default model (README benchmarks). On a GPU a longer draft is nearly free.
     max_draft: int = 16
+    # aggressive decoding: tokens drafted from a guess of where the source goes on while the output is not aligned
+    # (``Alignment.guess``); 0 drafts nothing then.
+    max_guess: int = 16
     relaxed_top_k: int = 1
     # aggressive decoding: a pass costs about this many token positions besides its rows x width;
     # rows are split into two passes (narrow blocks apart from long drafts) where that saves more.
