@@ -20,6 +20,7 @@ COMMANDS = {
 }
 BENCHES = {
     "decoding": "service.bench.decoding",
+    "profile": "service.bench.profile",
     "serve": "loadtest.serve",
     "preprocess": "service.bench.preprocess",
     "scaleout": "loadtest.scaleout",

@@ -10,7 +10,11 @@ Runtime's own calls left out). The decoder's and the encoder's inputs of that ru
 sessions with ONNX Runtime's profiler on: the share of their kernel time by operator type (the profiler's own
 cost per node inflates the small nodes, so only shares are reported, and only ratios of them compared).
 ``--peer-ct2`` adds CTranslate2's int8 greedy decoding of the same sentences: in all, with one decoding step
-(its encoder, one step and its own overhead) and per further step.
+(its encoder, one step and its own overhead) and per further step. ``--against MODEL_DIR`` replays the recorded
+inputs through this model's graphs and another folder's (another rewrite of the same weights: graphs that take
+the cache whole, as exported before ``models/export/lean.py``, are fed it whole) alternately, in rounds, and
+reports each graph's time a run, their ratio and whether their outputs are the same bits: one change to the graphs
+measured alone.
 """
 
 from __future__ import annotations
@@ -31,8 +35,10 @@ import numpy as np
 import onnxruntime as ort
 
 from service.engine.engine import Engine
+from service.engine.manifest import ModelManifest
+from service.engine.model import LAYER_INPUTS, layer_input
 from service.engine.report import input_lines, table, write_json
-from service.engine.runtime import RuntimeOptions
+from service.engine.runtime import RuntimeOptions, create_inference_session
 
 COLUMNS = [
     "strategy",
@@ -47,6 +53,8 @@ COLUMNS = [
     "python_us_per_pass",
 ]
 OP_COLUMNS = ["graph", "strategy", "batch", "op_type", "share"]
+AGAINST_COLUMNS = ["graph", "strategy", "batch", "runs", "us_per_run", "other_us_per_run", "speedup", "identical"]
+ROUNDS = 4  # rounds of the alternating replay (--against)
 PEER_COLUMNS = [
     "strategy",
     "batch",
@@ -169,6 +177,49 @@ def op_shares(graph: Path, feeds: list[dict[str, np.ndarray]], runtime: RuntimeO
     return [{"op_type": op, "share": micros / total} for op, micros in kernel.most_common()]
 
 
+def _fed_as(session: ort.InferenceSession, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``feeds`` as ``session`` takes them: per-layer cache inputs stacked back into the whole ones it may take."""
+    names = {value.name for value in session.get_inputs()}
+    out = {name: array for name, array in feeds.items() if name in names}
+    for whole, prefix in LAYER_INPUTS.items():
+        if whole in names:
+            layers = sum(1 for name in feeds if name.startswith(f"{prefix}_key_"))
+            out[whole] = np.stack(
+                [np.stack([feeds[layer_input(prefix, layer, kind)] for kind in (0, 1)]) for layer in range(layers)]
+            )
+    return out
+
+
+def replay_against(
+    graphs: tuple[Path, Path], feeds: list[dict[str, np.ndarray]], runtime: RuntimeOptions
+) -> dict[str, Any]:
+    """``feeds`` through both graphs alternately (chunks of 10, ``ROUNDS`` rounds, the order swapped each chunk):
+    microseconds a run of each, the speedup of the first over the second, and whether their outputs are equal."""
+    sessions = [create_inference_session(graph, runtime) for graph in graphs]
+    fed = [[_fed_as(session, f) for f in feeds] for session in sessions]
+    identical = all(
+        np.array_equal(a, b)
+        for i in range(min(20, len(feeds)))
+        for a, b in zip(sessions[0].run(None, fed[0][i]), sessions[1].run(None, fed[1][i]), strict=True)
+    )
+    seconds = [0.0, 0.0]
+    for round_ in range(ROUNDS):
+        for chunk in range(0, len(feeds), 10):
+            for which in (0, 1) if (round_ + chunk // 10) % 2 else (1, 0):
+                start = time.perf_counter()
+                for f in fed[which][chunk : chunk + 10]:
+                    sessions[which].run(None, f)
+                seconds[which] += time.perf_counter() - start
+    runs = ROUNDS * len(feeds)
+    return {
+        "runs": len(feeds),
+        "us_per_run": seconds[0] / runs * 1e6,
+        "other_us_per_run": seconds[1] / runs * 1e6,
+        "speedup": seconds[1] / seconds[0],
+        "identical": identical,
+    }
+
+
 def ct2_rows(hf_dir: Path, sources: list[list[int]], batches: list[int], eos: str) -> list[dict[str, Any]]:
     """CTranslate2 int8 greedy on ``sources``: in all, with one decoding step, and per further step."""
     from service.bench.peer_ct2 import CT2Greedy
@@ -208,7 +259,8 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda _: No
     lines = input_lines(args.input)
     sources = [s for s in engine.codec.encode_batch(lines) if 0 < len(s) <= engine.max_source_tokens][: args.limit]
     sources.sort(key=len)  # as the service batches: sentences of similar length together
-    rows, ops = [], []
+    rows, ops, against = [], [], []
+    other = ModelManifest.load(args.against).variants[engine.model.variant] if args.against else None
     for strategy in args.strategies:
         for batch in args.batch_size:
             progress(f"{strategy}, batch {batch}: decoding")
@@ -218,6 +270,10 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda _: No
             for graph in ("encoder", "decoder"):
                 shares = op_shares(args.model / files[graph], feeds[graph], runtime)
                 ops += [{"graph": graph, "strategy": strategy, "batch": batch, **share} for share in shares]
+                if other is not None:
+                    pair = (args.model / files[graph], args.against / other[graph])
+                    result = replay_against(pair, feeds[graph], runtime)
+                    against.append({"graph": graph, "strategy": strategy, "batch": batch, **result})
     peer = []
     if args.peer_ct2:
         progress("CTranslate2")
@@ -229,6 +285,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda _: No
         "sentences": len(sources),
         "rows": rows,
         "operators": ops,
+        "against": {"model": str(args.against), "rows": against} if args.against else None,
         "peer": peer,
     }
 
@@ -244,6 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strategies", type=lambda s: s.split(","), default=["greedy", "aggressive"])
     parser.add_argument("--threads", type=int, default=1, help="ONNX Runtime intra-op threads")
     parser.add_argument("--peer-ct2", type=Path, default=None, help="HF checkpoint dir for the CTranslate2 rows")
+    parser.add_argument("--against", type=Path, default=None, help="another folder of the same weights to replay")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     result = run(args, lambda line: print(f"bench profile: {line}", file=sys.stderr))
@@ -261,6 +319,9 @@ def main(argv: list[str] | None = None) -> int:
         if shown[key] <= TOP_OPS:
             top.append(op)
     print(table(top, OP_COLUMNS))
+    if result["against"]:
+        print(f"\nreplayed against {args.against} (speedup: its time over this model's):")
+        print(table(result["against"]["rows"], AGAINST_COLUMNS))
     if result["peer"]:
         print("\nCTranslate2 int8 greedy, same sentences:")
         print(table(result["peer"], PEER_COLUMNS))

@@ -34,3 +34,30 @@ def test_bench_profile_splits_each_sentence_and_shares_the_kernel_time(tmp_path,
     assert set(peer) == {1, 4} and peer[1]["step_us"] > 0
     printed = capsys.readouterr().out
     assert "kernel time by operator type" in printed and "ct2-greedy" in printed
+
+
+def test_bench_profile_replays_against_graphs_that_take_the_cache_whole(tmp_path) -> None:
+    """``--against`` a folder exported before the lean rewrite: its decoder is fed the cache stacked whole."""
+    torch = pytest.importorskip("torch", reason="build extra (torch) not installed")
+    from transformers import BartForConditionalGeneration
+
+    from models.export.graphs import export_graphs
+
+    old = tmp_path / "old"
+    old.mkdir()
+    for file in ("manifest.json", "tokenizer.json", "encoder.onnx", "decoder.onnx"):
+        (old / file).write_bytes((FIXTURE_MODEL / file).read_bytes())
+    with torch.no_grad():
+        export_graphs(BartForConditionalGeneration.from_pretrained(str(FIXTURE_MODEL / "hf")), old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    manifest["variants"][manifest["default_variant"]] = {"encoder": "encoder.onnx", "decoder": "decoder.onnx"}
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    sentences = tmp_path / "input.txt"
+    sentences.write_text("\n".join(s for s in SENTENCES if s) + "\n")
+    out = tmp_path / "profile.json"
+    args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--batch-size", "2", "--strategies", "greedy"]
+    assert profile.main([*args, "--against", str(old), "--json", str(out)]) == 0
+    rows = {r["graph"]: r for r in json.loads(out.read_text())["against"]["rows"]}
+    assert set(rows) == {"encoder", "decoder"}
+    for row in rows.values():
+        assert row["runs"] > 0 and row["us_per_run"] > 0 and row["speedup"] > 0
