@@ -16,7 +16,7 @@ COMMANDS = {
     "keys": ("service.commands.keys", "API keys: 'keys hash' prints the stored form of a key read on stdin"),
     "export": ("models.export.exporter", "export a Hugging Face checkpoint to the ONNX model format"),
     "eval": ("models.gec.evaluate", "GLEU and change statistics of a model on a dev set"),
-    "bench": (None, "benchmarks: 'bench decoding', 'bench serve', 'bench preprocess', 'bench scaleout'"),
+    "bench": (None, "benchmarks: 'bench decoding', 'profile', 'serve', 'preprocess', 'scaleout', 'stages'"),
 }
 BENCHES = {
     "decoding": "service.bench.decoding",
@@ -24,6 +24,7 @@ BENCHES = {
     "serve": "loadtest.serve",
     "preprocess": "service.bench.preprocess",
     "scaleout": "loadtest.scaleout",
+    "stages": "loadtest.stages",
 }
 
 

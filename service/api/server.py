@@ -66,7 +66,9 @@ async def serve(settings: Settings, listener: socket.socket, flags: Mapping[str,
     pipeline = gateway.pipeline
     access = AccessControl.from_settings(settings, pipeline.metrics)
     app = create_app(pipeline, access)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_keep_alive=settings.keep_alive_s)
+    config = uvicorn.Config(
+        app, http="httptools", log_level="warning", access_log=False, timeout_keep_alive=settings.keep_alive_s
+    )
     http = _HttpServer(config)
     grpc_server = health_servicer = None
     if settings.grpc_port >= 0:

@@ -43,7 +43,7 @@ class ServiceRate:
         if prior_s_per_token <= 0 or window < 2 or half_life <= 0:
             raise ValueError("need prior_s_per_token > 0, window >= 2 and half_life > 0")
         self._batches: deque[tuple[float, float]] = deque(maxlen=window)  # (tokens, seconds), oldest first
-        self._half_life = half_life
+        self._weights = 0.5 ** (np.arange(window)[::-1] / half_life)  # of the last n batches: [-n:]; the newest: 1
         self._fixed = 0.0
         self._per_token = prior_s_per_token
         self._lock = threading.Lock()
@@ -71,12 +71,19 @@ class ServiceRate:
             self._fixed, self._per_token = self._fit()
 
     def _fit(self) -> tuple[float, float]:
-        tokens, seconds = (np.array(column) for column in zip(*self._batches, strict=True))
-        weights = 0.5 ** (np.arange(len(tokens))[::-1] / self._half_life)  # the newest batch weighs 1
-        proportional = (0.0, float((weights * seconds).sum() / (weights * tokens).sum()))
+        batches = np.array(self._batches)
+        tokens, seconds = batches[:, 0], batches[:, 1]
+        weights = self._weights[-len(batches) :]
+        proportional = (0.0, float(weights @ seconds / (weights @ tokens)))
         if tokens.max() < 2 * tokens.min():
             return proportional  # batches of one size: the line is not determined
-        per_token, fixed = np.polyfit(tokens, seconds, 1, w=np.sqrt(weights))
+        # the weighted least-squares line, from its normal equations about the weighted means (the line np.polyfit
+        # finds, without a general solver's cost after every batch)
+        mean_tokens = weights @ tokens / weights.sum()
+        mean_seconds = weights @ seconds / weights.sum()
+        spread = tokens - mean_tokens
+        per_token = (weights * spread) @ (seconds - mean_seconds) / ((weights * spread) @ spread)
+        fixed = mean_seconds - per_token * mean_tokens
         if per_token <= 0 or fixed < 0:
             return proportional
         return float(fixed), float(per_token)

@@ -15,6 +15,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, choose_encoder, generate_latest
+from prometheus_client.metrics import MetricWrapperBase
 
 __all__ = ["LATENCY_BUCKETS", "NO_EXPERIMENT", "REQUEST_STAGES", "Metrics", "log_buckets"]
 
@@ -46,6 +47,7 @@ class Metrics:
 
     def __init__(self, registry: CollectorRegistry | None = None, namespace: str = "gecserve") -> None:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        self._children: dict[tuple[MetricWrapperBase, tuple[str, ...]], Any] = {}
         r, ns = self.registry, namespace
         arm = ["experiment", "arm"]
         # -- requests ------------------------------------------------------------------------
@@ -253,114 +255,123 @@ class Metrics:
             registry=r,
         )
 
+    def _child(self, metric: MetricWrapperBase, *values: str) -> Any:
+        """``metric.labels(*values)``, looked up once: prometheus_client checks the values and takes a lock on every
+        call, and a request makes a dozen observations. (Children are never removed, so none goes stale.)"""
+        key = (metric, values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
+
     # -- requests ---------------------------------------------------------------------------
 
     def in_progress(self, route: str) -> Any:
         """Context manager counting a request in ``requests_in_progress`` while it is served."""
-        return self.requests_in_progress.labels(route).track_inprogress()
+        return self._child(self.requests_in_progress, route).track_inprogress()
 
     def in_progress_total(self) -> float:
         """Requests being served now, every route together."""
         return sum(sample.value for metric in self.requests_in_progress.collect() for sample in metric.samples)
 
     def observe_request(self, api: str, route: str, experiment: str, arm: str, outcome: str, seconds: float) -> None:
-        self.request_seconds.labels(api, route, experiment, arm, outcome).observe(seconds)
+        self._child(self.request_seconds, api, route, experiment, arm, outcome).observe(seconds)
 
     def observe_stage(self, stage: str, experiment: str, arm: str, seconds: float) -> None:
-        self.stage_seconds.labels(stage, experiment, arm).observe(seconds)
+        self._child(self.stage_seconds, stage, experiment, arm).observe(seconds)
 
     def observe_sentences(self, experiment: str, arm: str, sentences: int, edits_per_sentence: Iterable[int]) -> None:
         """A successful request's sentences, and for a correction each one's number of edits."""
-        self.sentences.labels(experiment, arm).inc(sentences)
-        histogram = self.edits.labels(experiment, arm)
+        self._child(self.sentences, experiment, arm).inc(sentences)
+        histogram = self._child(self.edits, experiment, arm)
         for count in edits_per_sentence:
             histogram.observe(count)
 
     def output_dropped(self, experiment: str, arm: str, reason: str) -> None:
-        self.outputs_dropped.labels(experiment, arm, reason).inc()
+        self._child(self.outputs_dropped, experiment, arm, reason).inc()
 
     def assigned(self, experiment: str, arm: str, kind: str) -> None:
-        self.assignments.labels(experiment, arm, kind).inc()
+        self._child(self.assignments, experiment, arm, kind).inc()
 
     def shadow_compared(self, experiment: str, served: str, shadow: str, agreed: int, disagreed: int) -> None:
         if agreed:
-            self.shadow_sentences.labels(experiment, served, shadow, "agree").inc(agreed)
+            self._child(self.shadow_sentences, experiment, served, shadow, "agree").inc(agreed)
         if disagreed:
-            self.shadow_sentences.labels(experiment, served, shadow, "disagree").inc(disagreed)
+            self._child(self.shadow_sentences, experiment, served, shadow, "disagree").inc(disagreed)
 
     def shadow_drop(self, experiment: str, reason: str) -> None:
-        self.shadow_dropped.labels(experiment, reason).inc()
+        self._child(self.shadow_dropped, experiment, reason).inc()
 
     def edit_category(self, experiment: str, arm: str, code: str, count: int = 1) -> None:
         operation, _, category = code.partition(":")
-        self.edit_categories.labels(experiment, arm, operation, category).inc(count)
+        self._child(self.edit_categories, experiment, arm, operation, category).inc(count)
 
     def feedback(self, experiment: str, arm: str, model: str, edit_type: str, action: str) -> None:
-        self.feedback_edits.labels(experiment, arm, model, edit_type, action).inc()
+        self._child(self.feedback_edits, experiment, arm, model, edit_type, action).inc()
 
     def unknown_feedback(self, api: str) -> None:
-        self.feedback_refused.labels(api).inc()
+        self._child(self.feedback_refused, api).inc()
 
     # -- queues -----------------------------------------------------------------------------
 
     def observe_queue_wait(self, queue: str, seconds: float) -> None:
-        self.queue_wait.labels(queue).observe(seconds)
+        self._child(self.queue_wait, queue).observe(seconds)
 
     def observe_batch(self, queue: str, size: int, padded_tokens: int) -> None:
-        self.batch_size.labels(queue).observe(size)
-        self.batch_tokens.labels(queue).observe(padded_tokens)
+        self._child(self.batch_size, queue).observe(size)
+        self._child(self.batch_tokens, queue).observe(padded_tokens)
 
     def observe_batch_duration(self, queue: str, seconds: float) -> None:
-        self.batch_seconds.labels(queue).observe(seconds)
+        self._child(self.batch_seconds, queue).observe(seconds)
 
     def observe_decode(self, queue: str, passes: int, accepted: Iterable[int] = ()) -> None:
         """One sentence's decoding: its pass count and the tokens it gained in each pass."""
-        self.decoder_passes.labels(queue).observe(passes)
-        per_pass = self.tokens_per_pass.labels(queue)
+        self._child(self.decoder_passes, queue).observe(passes)
+        per_pass = self._child(self.tokens_per_pass, queue)
         for tokens in accepted:
             per_pass.observe(tokens)
 
     def drop_jobs(self, queue: str, reason: str, count: int = 1) -> None:
-        self.jobs_dropped.labels(queue, reason).inc(count)
+        self._child(self.jobs_dropped, queue, reason).inc(count)
 
     def shared_sentences(self, queue: str, count: int) -> None:
-        self.shared_sentences_total.labels(queue).inc(count)
+        self._child(self.shared_sentences_total, queue).inc(count)
 
     def reviewed(self, queue: str, vetoed: int, proposed: int) -> None:
         if vetoed:
-            self.review_edits.labels(queue, "vetoed").inc(vetoed)
+            self._child(self.review_edits, queue, "vetoed").inc(vetoed)
         if proposed:
-            self.review_edits.labels(queue, "proposed").inc(proposed)
+            self._child(self.review_edits, queue, "proposed").inc(proposed)
 
     def batch_error(self, queue: str, reason: str) -> None:
-        self.batch_errors.labels(queue, reason).inc()
+        self._child(self.batch_errors, queue, reason).inc()
 
     def set_queue(self, queue: str, depth: int, in_flight: int) -> None:
-        self.queue_depth.labels(queue).set(depth)
-        self.in_flight.labels(queue).set(in_flight)
+        self._child(self.queue_depth, queue).set(depth)
+        self._child(self.in_flight, queue).set(in_flight)
 
     def set_stream(self, queue: str, lag: int, pending: int) -> None:
-        self.stream_lag.labels(queue).set(lag)
-        self.stream_pending.labels(queue).set(pending)
+        self._child(self.stream_lag, queue).set(lag)
+        self._child(self.stream_pending, queue).set(pending)
 
     def worker_job(self, queue: str, outcome: str, count: int = 1) -> None:
-        self.worker_jobs.labels(queue, outcome).inc(count)
+        self._child(self.worker_jobs, queue, outcome).inc(count)
 
     # -- cache ------------------------------------------------------------------------------
 
     def cache_error(self, operation: str) -> None:
-        self.cache_errors.labels(operation).inc()
+        self._child(self.cache_errors, operation).inc()
 
     def cache_lookup(self, level: str, hits: int, misses: int) -> None:
         if hits:
-            self.cache_lookups.labels(level, "hit").inc(hits)
+            self._child(self.cache_lookups, level, "hit").inc(hits)
         if misses:
-            self.cache_lookups.labels(level, "miss").inc(misses)
+            self._child(self.cache_lookups, level, "miss").inc(misses)
 
     # -- access control ---------------------------------------------------------------------
 
     def rate_limited(self, key: str) -> None:
-        self.rate_limited_requests.labels(key).inc()
+        self._child(self.rate_limited_requests, key).inc()
 
     def rate_limit_error(self) -> None:
         self.rate_limit_errors.inc()

@@ -12,7 +12,9 @@ times out or goes away before the sentence is decoded, each waiter submits the s
 its own deadline and priority (the first to do so leads, the others wait for it).
 
 The language model's review (``service.text.lm_review``), where the model ships one, revises each decoded
-sentence's best output before it is cached and answered, off the event loop.
+sentence's best output before it is cached and answered: off the event loop, in a thread, for the sentences a
+request decodes together, but on it for a request's one sentence (a millisecond or two, about what the hand-off
+to a thread and back costs; the thread would hold the GIL, and so the loop, as long).
 
 Cache keys hold the model, its version and variant, the arm's decoding (strategy and parameters), the
 keep bias and the sentence the model reads (normalised and spelled), so a new model version or another
@@ -191,7 +193,10 @@ class SentenceDispatcher:
             reviewed = 0.0
             if self.review is not None:
                 review_started = time.monotonic()
-                outputs = await asyncio.to_thread(self._reviewed, arm.queue, jobs, outputs)
+                if len(jobs) == 1:  # one sentence: reviewed here (see the module docstring)
+                    outputs = self._reviewed(arm.queue, jobs, outputs)
+                else:
+                    outputs = await asyncio.to_thread(self._reviewed, arm.queue, jobs, outputs)
                 reviewed = time.monotonic() - review_started
                 timings.review = max(timings.review, reviewed)
             decoded, stored = {}, []

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from service.text import guard
 from service.text.edits import apply_edits, extract_edits
-from service.text.ngrams import NgramModel, token_keys, tokens_with_spans
+from service.text.ngrams import NgramModel, token_key, tokens_with_spans
 
 ARTICLES = ("a", "an", "the")
 PREPOSITIONS = ("about", "at", "by", "for", "from", "in", "into", "of", "on", "to", "with")
@@ -36,10 +37,10 @@ PROPOSE_MARGIN = 4.0
 MAX_PROPOSALS = 2
 
 
-@dataclass(frozen=True)
-class Proposal:
+class Proposal(NamedTuple):
     """One edit the review may add: on the text, replace ``text[start:end]`` by ``replacement``; on its tokens
-    (``ngrams.tokens_with_spans``), remove ``removed`` at ``position`` and put ``inserted`` there."""
+    (``ngrams.tokens_with_spans``), remove ``removed`` at ``position`` and put ``inserted`` there. (A named tuple:
+    a sentence has dozens, made for each review.)"""
 
     start: int
     end: int
@@ -121,8 +122,8 @@ class LanguageModelReview:
             candidates = proposals(text, tokens, spans)
             if not candidates:
                 return text, made
-            edits = [(c.position, c.removed, token_keys(c.inserted)) for c in candidates]
-            gains = self.model.deltas(token_keys(tokens), edits)
+            edits = [(c.position, c.removed, [token_key(word) for word in c.inserted]) for c in candidates]
+            gains = self.model.deltas([token_key(token) for token in tokens], edits)
             best = int(np.argmax(gains))
             if gains[best] <= self.propose_margin:
                 return text, made

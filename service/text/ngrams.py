@@ -50,13 +50,14 @@ def tokens_of(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _key(token: str) -> int:
+def token_key(token: str) -> int:
+    """A token's 32-bit key (CRC-32)."""
     return zlib.crc32(token.encode())
 
 
 def token_keys(tokens: Sequence[str]) -> np.ndarray:
     """Each token's 32-bit key (CRC-32), as uint64."""
-    return np.fromiter((_key(t) for t in tokens), dtype=np.uint64, count=len(tokens))
+    return np.fromiter((token_key(t) for t in tokens), dtype=np.uint64, count=len(tokens))
 
 
 def fingerprints(keys: np.ndarray, order: int) -> np.ndarray:
@@ -130,24 +131,28 @@ class NgramModel:
         per_token[starts] = 0.0  # each <s>: nothing to score
         return np.add.reduceat(per_token, starts)
 
-    def deltas(self, keys: np.ndarray, edits: Sequence[tuple[int, int, np.ndarray]]) -> np.ndarray:
+    def deltas(self, keys: Sequence[int], edits: Sequence[tuple[int, int, Sequence[int]]]) -> np.ndarray:
         """How much each edit of a sentence (its token ``keys``, ``<s>`` and ``</s>`` included) changes its score:
         an edit ``(position, removed, inserted)`` removes that many tokens at ``position`` (>= 1) and puts the keys
         ``inserted`` there. Only the tokens whose n-grams the edit reaches are scored, each in a window holding
-        their whole context, all windows at once."""
+        their whole context, all windows at once (built as lists: an edit's windows are a few keys, and a sentence
+        has dozens of edits to judge)."""
         reach = self.order - 1
-        windows: list[np.ndarray] = []
+        sentence = [int(key) for key in keys]
+        flat: list[int] = []
+        sizes: list[int] = []
         firsts: list[int] = []
         for position, removed, inserted in edits:
             start = max(0, position - reach)
-            after = keys[position + removed : position + removed + reach]
-            windows += [
-                np.concatenate([keys[start:position], inserted, after]),
-                keys[start : position + removed + reach],
-            ]
-            firsts += [position - start] * 2
-        lengths = np.array([len(window) for window in windows], dtype=np.int64)
-        per_token = np.concatenate([[0.0], self._scores(np.concatenate(windows))])
+            after = sentence[position + removed : position + removed + reach]
+            edited = [*sentence[start:position], *inserted, *after]
+            unedited = sentence[start : position + removed + reach]
+            flat += edited
+            flat += unedited
+            sizes += (len(edited), len(unedited))
+            firsts += (position - start, position - start)
+        lengths = np.array(sizes, dtype=np.int64)
+        per_token = np.concatenate([[0.0], self._scores(np.array(flat, dtype=np.uint64))])
         starts = np.cumsum(lengths) - lengths
         scored = np.arange(len(per_token)) - np.repeat(starts, lengths) >= np.repeat(firsts, lengths)
         sums = np.add.reduceat(np.where(scored, per_token, 0.0), starts)

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import importlib.resources
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
@@ -50,6 +52,7 @@ SPLIT_MIN_COUNT = 1000  # the words of a split are each seen at least this often
 # looked up 3 edits away beyond as many letters as ``classify.plausible_distance`` allows 2 edits for.
 SPLIT_CORRECTED_MIN_LENGTH = 8
 THREE_EDITS_AFTER = 8
+CANDIDATES_KEPT = 4096  # unknown words whose candidates a speller keeps (``Speller.candidates``)
 
 _CHUNK = re.compile(r"\S+")
 _WORD = re.compile(r"[A-Za-z]+")
@@ -85,6 +88,9 @@ def has_digit(chunk: str) -> bool:
 def guarded_chunk(chunk: str) -> bool:
     """A whitespace-delimited chunk whose words the stage must not touch."""
     return is_url(chunk) or is_email(chunk) or is_tag(chunk) or is_code(chunk) or has_digit(chunk)
+
+
+Candidates = tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]  # (typed words, meant words) of each candidate
 
 
 class Manifest(Protocol):
@@ -125,6 +131,8 @@ class Speller:
     ) -> None:
         self.ranker = ranker
         self.initial_min_words = initial_min_words
+        self._candidates: OrderedDict[str, Candidates] = OrderedDict()  # the last words' candidates (``candidates``)
+        self._lock = threading.Lock()  # the preprocessing threads share a speller
         self.symspell = SymSpell(max_dictionary_edit_distance=MAX_DISTANCE, prefix_length=PREFIX_LENGTH)
         path = importlib.resources.files("symspellpy") / DICTIONARY
         with importlib.resources.as_file(path) as file:
@@ -153,19 +161,43 @@ class Speller:
     def suggest(self, word: str, before: str = START, after: str = END) -> str | None:
         """What the lowercase unknown ``word``, between the words ``before`` and ``after``, was most likely meant to
         be (one word, or two separated by a space); None where nothing plausible is known."""
-        closest = self.closest(word, MAX_DISTANCE)
+        candidates = self.candidates(word)
+        if not candidates:
+            return None
         if self.ranker is None:
-            return closest[0] if closest else None
-        candidates = [((word,), (term,)) for term in closest] + self._splits(word)
+            return " ".join(candidates[0][1])  # the closest, the most frequent of them
+        ranker = self.ranker
+        _, best = max(candidates, key=lambda c: ranker.score(c[0], c[1], before, after))
+        return " ".join(best)
+
+    def candidates(self, word: str) -> Candidates:
+        """What the lowercase unknown ``word`` may have been meant to be, as ``(typed, meant)`` word tuples: its
+        closest known words (the most frequent first), and with a ranker its splits. They depend on the word alone,
+        so the last ``CANDIDATES_KEPT`` words' are kept: an editor sends a paragraph again at every pause, and a word's
+        SymSpell lookups cost a millisecond."""
+        with self._lock:
+            found = self._candidates.get(word)
+            if found is not None:
+                self._candidates.move_to_end(word)
+                return found
+        found = self._find_candidates(word)
+        with self._lock:
+            self._candidates[word] = found
+            if len(self._candidates) > CANDIDATES_KEPT:
+                self._candidates.popitem(last=False)
+        return found
+
+    def _find_candidates(self, word: str) -> Candidates:
+        closest = self.closest(word, MAX_DISTANCE)
+        candidates = [((word,), (term,)) for term in closest]
+        if self.ranker is None:
+            return tuple(candidates)
+        candidates += self._splits(word)
         if not closest and len(word) >= SPLIT_CORRECTED_MIN_LENGTH:
             candidates += self._corrected_splits(word)
         if not closest and len(word) > THREE_EDITS_AFTER:
             candidates += [((word,), (term,)) for term in self._three_edits_away(word)]
-        if not candidates:
-            return None
-        ranker = self.ranker
-        _, best = max(candidates, key=lambda c: ranker.score(c[0], c[1], before, after))
-        return " ".join(best)
+        return tuple(candidates)
 
     def _frequent(self, word: str) -> bool:
         assert self.ranker is not None

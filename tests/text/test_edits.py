@@ -51,6 +51,14 @@ def test_tokens_concatenate_back() -> None:
     ]
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from([chr(code) for code in range(128)] + list("ab'_ 9.\n")), max_size=40))
+def test_ascii_text_is_tokenized_as_other_text_is(text: str) -> None:
+    """ASCII text takes one regular expression, other text a walk over its characters: with a snowman after it (a
+    symbol: a token of its own), the walk finds the same tokens."""
+    assert tokenize(text + "\u2603") == [*tokenize(text), "\u2603"]
+
+
 def test_word_replacement_and_inserted_word_before_next_word() -> None:
     assert triples("I go to school", "I went to the school") == [("go", "went", 2), ("", "the ", 8)]
 
