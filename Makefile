@@ -73,7 +73,7 @@ bench: $(VENV)/.dev $(PEER)
 		--strategies greedy,aggressive,relaxed,beam --cache compact,masked \
 		$(if $(PEER),--peer-ct2 $(PEER)) --json $(BENCH)/decoding.json
 	$(BIN)/gecserve bench serve --spawn $(MODEL) --input $(DEV) --concurrency 1,32 --requests 400 \
-		--json $(BENCH)/serve.json
+		$(if $(PEER),--peer-ct2 $(PEER)) --json $(BENCH)/serve.json
 	$(BIN)/gecserve bench preprocess --model $(MODEL) --input $(DEV) --json $(BENCH)/preprocess.json
 
 ## The A/B run of docs/benchmarks/ab-fce-dev.json: both arms at a fixed offered load, read back from the server.
