@@ -113,9 +113,10 @@ _LT_FIELDS: dict[str, dict[str, Any]] = {
     "username": {**_STRING, "maxLength": MAX_USER_CHARS, "description": "the writer whose dictionary it is"},
     "apiKey": {**_STRING, "description": "this service's API key (when keys are configured)"},
 }
+# LanguageTool's form values are text: a whole number, or blank for the default (``_whole``).
 _LT_PAGE: dict[str, dict[str, Any]] = {
-    "offset": {"type": "integer", "minimum": 0, "default": 0},
-    "limit": {"type": "integer", "minimum": 0, "default": LT_DEFAULT_LIMIT},
+    "offset": {**_STRING, "pattern": rf"^{_WHOLE.pattern}$|^$", "default": "0"},
+    "limit": {**_STRING, "pattern": rf"^{_WHOLE.pattern}$|^$", "default": str(LT_DEFAULT_LIMIT)},
 }
 _LT_WORD = {"word": {**_STRING, "minLength": 1, "maxLength": MAX_WORD_CHARS, "pattern": r"^\S+$"}}
 LT_WORDS_QUERY = {
