@@ -11,8 +11,8 @@ its rate limit 429 ``rate_limited`` with ``Retry-After``. Refusals are logged wi
 and, for a known key, its name: never the key. Left open whatever the keys (``OPEN_PATHS``):
 liveness and readiness (probes), ``/metrics`` (the scraper), the API docs and schema, the
 dashboard page and its static files (the figures it shows are read from ``/v1/experiments``, which
-needs a key), and LanguageTool's start-up calls. Every other route, those added later included,
-needs a key.
+needs a key), the editor page (its checks are ``/v1/correct`` requests, which need a key), and
+LanguageTool's start-up calls. Every other route, those added later included, needs a key.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ OPEN_PATHS = frozenset(
         "/redoc",
         "/openapi.json",
         "/dashboard",
+        "/editor",
         "/v2/languages",
         "/v2/info",
         "/v2/healthcheck",

@@ -1,6 +1,6 @@
 """The HTTP API (FastAPI): the application, its middlewares and its routes' modules (``correction.py``,
 ``operations.py``, ``feedback.py``, ``experiments.py``, ``models.py``, ``languagetool.py``, ``words.py``, the
-dashboard), with its errors (``errors.py``).
+dashboard, the editor page), with its errors (``errors.py``).
 
 Every error, on every route, has one shape: ``{"error": {"reason", "message", "request_id"}}``
 (``responses.py``). Around the routes, outermost first, plain ASGI middlewares: the request id
@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from service.api.access import AccessControl, AccessMiddleware, declare_refusals
 from service.api.correction import correction_router
 from service.api.dashboard import mount_dashboard
+from service.api.editor import mount_editor
 from service.api.entry import ARM_HEADER, EXPERIMENT_HEADER
 from service.api.errors import ROUTES, install_error_handlers
 from service.api.experiments import experiments_router
@@ -100,5 +101,6 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
     app.include_router(languagetool_router(pipeline, access))
     app.include_router(words_router(pipeline.words, access))
     mount_dashboard(app)
+    mount_editor(app)
     declare_refusals(app)
     return app

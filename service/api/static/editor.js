@@ -1,0 +1,418 @@
+// The editor page (GET /editor): a textarea over a backdrop that mirrors its text with suggestions underlined.
+// Paragraphs (lines) are checked through window.gecserve (gecserve.js) 300 ms after the last keystroke; only
+// paragraphs whose text has no answer yet are sent (answers are cached by paragraph text), and an answer that
+// comes back for a paragraph text no longer in the editor is discarded. Offsets are UTF-16 code units, so they
+// index the textarea's value directly. A click on an underline opens its card: Accept applies the replacement,
+// Dismiss hides it; both are sent to POST /v1/feedback with the edit's id.
+"use strict";
+
+const DEBOUNCE_MS = 300;
+const MAX_PARALLEL = 4;
+const CACHE_LIMIT = 2000;
+
+const $ = (id) => document.getElementById(id);
+const editor = $("editor");
+const backdrop = $("backdrop");
+const card = $("card");
+
+const state = {
+  engine: new URLSearchParams(location.search).get("engine") || "server",
+  spelling: true,
+  cache: new Map(), // paragraph text -> {status: "ok", answer, engine} | {status: "error", error, retry}
+  inflight: new Set(), // paragraph texts being checked
+  queue: [], // paragraph texts waiting for a free request slot
+  running: 0,
+  timer: null,
+  version: 0, // bumped when the engine or its options change: answers asked for under another are dropped
+  dismissed: new Set(), // edit ids
+  shown: [], // the underlines drawn: {start, end, edit, paragraph, id}
+  open: null, // the underline whose card is open
+  requests: 0,
+  discarded: 0,
+};
+
+/** The editor's paragraphs (its lines), each with where it starts in the textarea's value. */
+function paragraphs(value = editor.value) {
+  const found = [];
+  let start = 0;
+  for (const text of value.split("\n")) {
+    found.push({ text, start });
+    start += text.length + 1;
+  }
+  return found;
+}
+
+function wanted(text) {
+  return text.trim() !== "";
+}
+
+function remember(text, entry) {
+  state.cache.delete(text);
+  state.cache.set(text, entry);
+  while (state.cache.size > CACHE_LIMIT) state.cache.delete(state.cache.keys().next().value);
+}
+
+function group(category) {
+  const parts = String(category || "OTHER").split(":");
+  return parts.length > 1 ? parts[1] : parts[0];
+}
+
+function engineAvailable() {
+  try {
+    return window.gecserve.engine(state.engine).available;
+  } catch (error) {
+    return false;
+  }
+}
+
+// ---- checking ----
+
+function schedule() {
+  clearTimeout(state.timer);
+  state.timer = setTimeout(() => {
+    state.timer = null;
+    check();
+  }, DEBOUNCE_MS);
+  showStatus();
+}
+
+function check() {
+  if (!engineAvailable()) {
+    showStatus();
+    return;
+  }
+  for (const { text } of paragraphs()) {
+    if (!wanted(text) || state.inflight.has(text) || state.queue.includes(text)) continue;
+    const entry = state.cache.get(text);
+    if (entry && !(entry.status === "error" && entry.retry)) continue;
+    state.queue.push(text);
+  }
+  pump();
+  showStatus();
+}
+
+function pump() {
+  while (state.running < MAX_PARALLEL && state.queue.length) {
+    const text = state.queue.shift();
+    if (!current().has(text)) continue; // changed while it waited: never sent
+    request(text);
+  }
+}
+
+function current() {
+  return new Set(paragraphs().map((p) => p.text));
+}
+
+async function request(text) {
+  const version = state.version;
+  state.running += 1;
+  state.requests += 1;
+  state.inflight.add(text);
+  showStatus();
+  let entry;
+  try {
+    const answer = await window.gecserve.correct(text, { engine: state.engine, spelling: state.spelling });
+    entry = { status: "ok", answer, engine: answer.engine || state.engine };
+  } catch (error) {
+    const status = error.status || 0;
+    entry = {
+      status: "error",
+      error: { status, reason: error.reason || "error", message: error.message || String(error) },
+      retry: status === 0 || status === 429 || status >= 500,
+    };
+  } finally {
+    state.running -= 1;
+    state.inflight.delete(text);
+  }
+  if (version !== state.version || !current().has(text)) {
+    state.discarded += 1; // the text (or the engine) changed since it was asked: this answer is for nothing shown
+  } else {
+    remember(text, entry);
+  }
+  pump();
+  render();
+}
+
+// ---- drawing ----
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (key === "class") node.className = value;
+    else if (key.startsWith("data-")) node.setAttribute(key, value);
+    else node[key] = value;
+  }
+  for (const child of children) node.append(child instanceof Node ? child : String(child));
+  return node;
+}
+
+/** The edits of a paragraph's answer to underline: not dismissed, in range, not overlapping, in order. */
+function editsOf(text, entry) {
+  if (!entry || entry.status !== "ok" || !Array.isArray(entry.answer.edits)) return [];
+  const edits = entry.answer.edits
+    .filter((e) => !state.dismissed.has(e.id))
+    .filter((e) => e.offset >= 0 && e.length >= 0 && e.offset + e.length <= text.length)
+    .filter((e) => e.original === undefined || text.slice(e.offset, e.offset + e.length) === e.original)
+    .sort((a, b) => a.offset - b.offset || a.length - b.length);
+  const kept = [];
+  let end = -1;
+  for (const edit of edits) {
+    if (edit.offset < end || (edit.offset === end && edit.length === 0 && kept.length && kept.at(-1).length === 0)) continue;
+    kept.push(edit);
+    end = edit.offset + edit.length;
+  }
+  return kept;
+}
+
+function render() {
+  const parts = paragraphs();
+  const fragment = document.createDocumentFragment();
+  const rows = [];
+  const groups = new Map();
+  state.shown = [];
+  parts.forEach(({ text, start }, index) => {
+    if (index > 0) fragment.append("\n");
+    const entry = state.cache.get(text);
+    let at = 0;
+    for (const edit of editsOf(text, entry)) {
+      fragment.append(text.slice(at, edit.offset));
+      const name = group(edit.category);
+      const mark = el(
+        "mark",
+        {
+          class: edit.length === 0 ? "insert" : "",
+          "data-edit-id": edit.id,
+          "data-category": edit.category || "",
+          "data-group": name,
+          "data-replacement": edit.replacement,
+          "data-paragraph": index,
+          "data-start": start + edit.offset,
+          "data-end": start + edit.offset + edit.length,
+          title: edit.message || "",
+        },
+        text.slice(edit.offset, edit.offset + edit.length),
+      );
+      fragment.append(mark);
+      state.shown.push({ start: start + edit.offset, end: start + edit.offset + edit.length, edit, paragraph: index });
+      groups.set(name, (groups.get(name) || 0) + 1);
+      at = edit.offset + edit.length;
+    }
+    fragment.append(text.slice(at));
+    rows.push(paragraphRow(index, text, entry));
+  });
+  fragment.append("\u200b"); // keeps a trailing empty line as tall as the textarea's
+  backdrop.replaceChildren(fragment);
+  backdrop.scrollTop = editor.scrollTop;
+  $("paragraphs").replaceChildren(...rows);
+  $("legend").replaceChildren(
+    ...[...groups.entries()]
+      .sort()
+      .map(([name, count]) => el("li", { "data-group": name }, el("span", { class: "swatch" }), `${name}: ${count}`)),
+  );
+  if (state.open && !state.shown.some((s) => s.edit.id === state.open.edit.id)) closeCard();
+  else if (state.open) highlight(state.open.edit.id);
+  showStatus();
+}
+
+function paragraphRow(index, text, entry) {
+  const chars = `${text.length} char${text.length === 1 ? "" : "s"}`;
+  if (!wanted(text)) return el("li", { "data-paragraph": index, "data-status": "empty" }, "empty");
+  if (entry && entry.status === "ok") {
+    const count = editsOf(text, entry).length;
+    return el(
+      "li",
+      { "data-paragraph": index, "data-status": "ok", "data-engine": entry.engine, "data-edits": count },
+      el("span", { class: "engine" }, entry.engine),
+      ` · ${count} suggestion${count === 1 ? "" : "s"} · ${chars}`,
+    );
+  }
+  if (entry && entry.status === "error") {
+    const { status, message } = entry.error;
+    const row = el("li", { "data-paragraph": index, "data-status": "error", "data-http-status": status });
+    row.textContent = status ? `refused (${status}): ${message}` : message;
+    return row;
+  }
+  if (!engineAvailable()) return el("li", { "data-paragraph": index, "data-status": "unchecked" }, "not checked");
+  return el("li", { "data-paragraph": index, "data-status": "pending" }, `checking… · ${chars}`);
+}
+
+function showStatus() {
+  const busy = state.timer !== null || state.running > 0 || state.queue.length > 0;
+  const status = $("status");
+  status.dataset.busy = String(busy);
+  document.body.dataset.requests = String(state.requests);
+  document.body.dataset.discarded = String(state.discarded);
+  if (!engineAvailable()) status.textContent = `The ${state.engine} engine is not available: nothing is checked.`;
+  else if (busy) status.textContent = `Checking${state.running ? ` ${state.running} paragraph(s)` : ""}…`;
+  else status.textContent = `Idle · ${state.shown.length} suggestion(s).`;
+}
+
+// ---- the card ----
+
+function highlight(id) {
+  for (const mark of backdrop.querySelectorAll("mark.active")) mark.classList.remove("active");
+  const mark = backdrop.querySelector(`mark[data-edit-id="${CSS.escape(id)}"]`);
+  if (mark) mark.classList.add("active");
+  return mark;
+}
+
+function underlineAt(caret) {
+  return (
+    state.shown.find((s) => s.start < caret && caret < s.end) ||
+    state.shown.find((s) => s.start <= caret && caret <= s.end) ||
+    null
+  );
+}
+
+function openCard(shown) {
+  state.open = shown;
+  const { edit } = shown;
+  $("card-original").textContent = edit.original || "";
+  $("card-replacement").textContent = edit.replacement === "" ? "(remove)" : edit.replacement;
+  $("card-category").textContent = edit.category || "";
+  $("card-category").dataset.group = group(edit.category);
+  $("card-message").textContent = edit.message || "";
+  card.dataset.editId = edit.id;
+  card.hidden = false;
+  const mark = highlight(edit.id);
+  const box = card.parentElement.getBoundingClientRect();
+  const rect = mark ? mark.getBoundingClientRect() : editor.getBoundingClientRect();
+  const left = Math.max(0, Math.min(rect.left - box.left, box.width - card.offsetWidth));
+  card.style.left = `${left}px`;
+  card.style.top = `${rect.bottom - box.top + 6}px`;
+}
+
+function closeCard() {
+  state.open = null;
+  card.hidden = true;
+  delete card.dataset.editId;
+  for (const mark of backdrop.querySelectorAll("mark.active")) mark.classList.remove("active");
+}
+
+function onCaret() {
+  if (editor.selectionStart !== editor.selectionEnd) return closeCard();
+  const shown = underlineAt(editor.selectionStart);
+  if (shown) openCard(shown);
+  else closeCard();
+}
+
+async function sendFeedback(id, action) {
+  const line = $("feedback-status");
+  try {
+    const report = await window.gecserve.feedback([id], action);
+    line.dataset.status = "200";
+    line.textContent = `${action === "accepted" ? "Accepted" : "Dismissed"}: feedback sent (${report.counted} counted).`;
+  } catch (error) {
+    line.dataset.status = String(error.status || 0);
+    line.textContent = `Feedback not recorded${error.status ? ` (${error.status})` : ""}: ${error.message}`;
+  }
+}
+
+/** The accepted edit applied: the paragraph's new text keeps the answer's other edits, shifted past it. */
+function accept() {
+  if (!state.open) return;
+  const { edit, paragraph } = state.open;
+  const para = paragraphs()[paragraph];
+  const entry = state.cache.get(para.text);
+  const start = para.start + edit.offset;
+  const end = start + edit.length;
+  if (editor.value.slice(start, end) !== (edit.original ?? editor.value.slice(start, end))) return closeCard();
+  editor.setRangeText(edit.replacement, start, end, "end");
+  const delta = edit.replacement.length - edit.length;
+  const newText = para.text.slice(0, edit.offset) + edit.replacement + para.text.slice(edit.offset + edit.length);
+  if (entry && entry.status === "ok") {
+    const edits = [];
+    for (const other of entry.answer.edits) {
+      if (other.id === edit.id) continue;
+      if (other.offset + other.length <= edit.offset && !(other.length === 0 && other.offset === edit.offset)) {
+        edits.push(other);
+      } else if (other.offset >= edit.offset + edit.length && !(edit.length === 0 && other.offset === edit.offset)) {
+        edits.push({ ...other, offset: other.offset + delta });
+      }
+    }
+    remember(newText, { ...entry, answer: { ...entry.answer, edits } });
+  }
+  closeCard();
+  sendFeedback(edit.id, "accepted");
+  render();
+  schedule();
+  editor.focus();
+}
+
+function dismiss() {
+  if (!state.open) return;
+  const { id } = state.open.edit;
+  state.dismissed.add(id);
+  closeCard();
+  sendFeedback(id, "dismissed");
+  render();
+  editor.focus();
+}
+
+// ---- settings ----
+
+function chooseEngine(name) {
+  state.engine = name;
+  state.version += 1;
+  state.cache.clear();
+  state.queue = [];
+  const select = $("engine");
+  if (![...select.options].some((o) => o.value === name)) select.append(el("option", { value: name }, name));
+  select.value = name;
+  const note = $("engine-note");
+  let reason = null;
+  try {
+    const engine = window.gecserve.engine(name);
+    reason = engine.available ? null : `The ${name} engine is ${engine.reason}.`;
+  } catch (error) {
+    reason = `${error.message}.`;
+  }
+  note.hidden = reason === null;
+  note.textContent = reason ? `${reason} Nothing is checked and your text is sent nowhere; choose "server".` : "";
+  const url = new URL(location.href);
+  url.searchParams.set("engine", name);
+  history.replaceState(null, "", url);
+  render();
+  check();
+}
+
+async function start() {
+  await window.gecserve.ready;
+  const saved = sessionStorage.getItem("gecserve-api-key");
+  if (saved) {
+    $("api-key").value = saved;
+    window.gecserve.configure({ apiKey: saved });
+  }
+  editor.addEventListener("input", () => {
+    closeCard();
+    render();
+    schedule();
+  });
+  editor.addEventListener("scroll", () => {
+    backdrop.scrollTop = editor.scrollTop;
+  });
+  editor.addEventListener("click", onCaret);
+  editor.addEventListener("keyup", (event) => {
+    if (event.key.startsWith("Arrow") || event.key === "Home" || event.key === "End") onCaret();
+    if (event.key === "Escape") closeCard();
+  });
+  $("accept").addEventListener("click", accept);
+  $("dismiss").addEventListener("click", dismiss);
+  $("engine").addEventListener("change", (event) => chooseEngine(event.target.value));
+  $("spelling").addEventListener("change", (event) => {
+    state.spelling = event.target.checked;
+    chooseEngine(state.engine);
+  });
+  $("api-key").addEventListener("change", (event) => {
+    const key = event.target.value.trim();
+    sessionStorage.setItem("gecserve-api-key", key);
+    window.gecserve.configure({ apiKey: key });
+    for (const [text, entry] of state.cache) if (entry.status === "error") state.cache.delete(text);
+    check();
+  });
+  window.addEventListener("resize", () => state.open && openCard(state.open));
+  chooseEngine(state.engine);
+  document.body.dataset.loaded = "true";
+}
+
+start();
