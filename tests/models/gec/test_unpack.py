@@ -71,7 +71,7 @@ def test_repackage_keeps_the_training_record(tmp_path: Path) -> None:
     assert result.version == "2" and result.verification["int8"]["method"] == "static"
     saved = ModelManifest.load(model)
     assert saved.extra["training"] == {"hours": 0.02, "hardware": {"device": "cpu"}}
-    assert saved.extra["repackaged"]["previous_method"] == "rowwise"
+    assert saved.extra["repackaged"]["previous_method"] == manifest["verification"]["int8"]["method"]
     assert set(saved.variants) == {"int8"} and not (model / "encoder.onnx").exists()
     assert Engine(model).correct(["i saw a apple yesterday"]) == ["I saw an apple yesterday."]
 
