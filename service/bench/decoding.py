@@ -62,8 +62,20 @@ COLUMNS = [
 ]
 
 
-def _csv(text: str, kind: Callable[[str], Any] = str) -> list[Any]:
+def csv_list(text: str, kind: Callable[[str], Any] = str) -> list[Any]:
+    """A command-line list, ``a,b,c``, each item read by ``kind``."""
     return [kind(x) for x in text.split(",") if x]
+
+
+def decode_params(args: argparse.Namespace, seed: int | None = None) -> DecodeParams:
+    """The decoding knobs the command line sets (both modes)."""
+    return DecodeParams(
+        num_beams=args.num_beams,
+        seed=seed,
+        max_draft=args.max_draft,
+        max_guess=args.max_guess,
+        pass_cost=args.pass_cost,
+    )
 
 
 def load_sources(engine: Engine, path: Path, limit: int | None) -> list[list[int]]:
@@ -169,9 +181,7 @@ class _Run:
         self.sources = load_sources(next(iter(self.engines.values())), Path(args.input), args.limit)
         if args.order == "length":  # batches of similar lengths, as the service's batcher forms them
             self.sources.sort(key=len)
-        self.params = DecodeParams(
-            num_beams=args.num_beams, max_draft=args.max_draft, max_guess=args.max_guess, pass_cost=args.pass_cost
-        )
+        self.params = decode_params(args)
         self.variants = {
             "relaxed": replace(self.params, relaxed_top_k=args.relaxed_top_k, min_block=args.min_block),
             "unsplit": replace(self.params, pass_cost=0.0),
@@ -281,16 +291,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument("--input", type=Path, required=True, help="one sentence per line (natural text)")
-    parser.add_argument("--batch-size", type=lambda s: _csv(s, int), default=[1, 8, 32])
+    parser.add_argument("--batch-size", type=lambda s: csv_list(s, int), default=[1, 8, 32])
     parser.add_argument(
         "--strategies",
-        type=_csv,
+        type=csv_list,
         default=["greedy", "aggressive", "beam"],
         help="rows: greedy (always run, first), aggressive, relaxed, unsplit, beam; encoder (the encoder alone) and "
         "oracle (the encoder and one decoder pass verifying greedy's output: the most exact aggressive decoding "
         "can reach)",
     )
-    parser.add_argument("--cache", type=_csv, default=["compact"], help="cache layouts: compact,masked")
+    parser.add_argument("--cache", type=csv_list, default=["compact"], help="cache layouts: compact,masked")
     parser.add_argument("--variant", default=None, help="model variant (default: the manifest's)")
     parser.add_argument("--threads", type=int, default=1, help="ORT intra-op threads")
     parser.add_argument("--spinning", action="store_true")
@@ -313,12 +323,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--peer-ct2", type=Path, default=None, help="HF checkpoint dir for the CTranslate2 row")
     parser.add_argument(
         "--arrivals",
-        type=lambda s: [float("inf") if x == "max" else float(x) for x in _csv(s)],
+        type=lambda s: [float("inf") if x == "max" else float(x) for x in csv_list(s)],
         default=None,
         help="replay mode: arrival rates in sentences/s (max = all at once), through the service's batcher",
     )
     parser.add_argument(
-        "--batching", type=_csv, default=["closed", "continuous"], help="replay mode: closed,continuous"
+        "--batching", type=csv_list, default=["closed", "continuous"], help="replay mode: closed,continuous"
     )
     parser.add_argument("--rounds", type=int, default=1, help="replay mode: runs of each configuration, interleaved")
     parser.add_argument(
@@ -352,9 +362,7 @@ def replay_main(args: argparse.Namespace) -> int:
     )
     engine = Engine(args.model, variant=args.variant, options=runtime, cache=args.cache[0])
     sources = load_sources(engine, Path(args.input), args.limit)
-    params = DecodeParams(
-        num_beams=args.num_beams, seed=0, max_draft=args.max_draft, max_guess=args.max_guess, pass_cost=args.pass_cost
-    )
+    params = decode_params(args, seed=0)
     policies = [BatchPolicy(max_batch_size=b, max_queue=len(sources) + 1, admit_within=0) for b in args.batch_size]
     strategies = args.strategies
     if not set(strategies) <= set(STRATEGIES):

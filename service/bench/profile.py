@@ -34,10 +34,11 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 
+from service.bench.decoding import csv_list, load_sources
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
 from service.engine.model import LAYER_INPUTS, layer_input
-from service.engine.report import input_lines, table, write_json
+from service.engine.report import table, write_json
 from service.engine.runtime import RuntimeOptions, create_inference_session
 
 COLUMNS = [
@@ -157,15 +158,8 @@ def op_shares(graph: Path, feeds: list[dict[str, np.ndarray]], runtime: RuntimeO
     """Replay ``feeds`` (at most ``REPLAYED``, spread over the run) through ``graph`` with ONNX Runtime's profiler:
     each operator type's share of the kernel time, largest first."""
     picks = np.unique(np.linspace(0, len(feeds) - 1, min(REPLAYED, len(feeds))).round().astype(int))
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = runtime.intra_op_threads
-    options.inter_op_num_threads = runtime.inter_op_threads
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.log_severity_level = 3
     with tempfile.TemporaryDirectory() as tmp:
-        options.enable_profiling = True
-        options.profile_file_prefix = str(Path(tmp) / "profile")
-        session = ort.InferenceSession(str(graph), options, providers=runtime.providers())
+        session = create_inference_session(graph, runtime, profile_prefix=Path(tmp) / "profile")
         for i in picks:
             session.run(None, feeds[i])
         events = json.loads(Path(session.end_profiling()).read_text())
@@ -256,8 +250,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda _: No
     runtime = RuntimeOptions(provider="cpu", intra_op_threads=args.threads)
     engine = Engine(args.model, options=runtime)
     files = engine.manifest.variants[engine.model.variant]
-    lines = input_lines(args.input)
-    sources = [s for s in engine.codec.encode_batch(lines) if 0 < len(s) <= engine.max_source_tokens][: args.limit]
+    sources = load_sources(engine, args.input, args.limit)
     sources.sort(key=len)  # as the service batches: sentences of similar length together
     rows, ops, against = [], [], []
     other = ModelManifest.load(args.against).variants[engine.model.variant] if args.against else None
@@ -297,8 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument("--input", type=Path, required=True, help="one sentence per line (natural text)")
     parser.add_argument("--limit", type=int, default=300, help="first N sentences")
-    parser.add_argument("--batch-size", type=lambda s: [int(x) for x in s.split(",")], default=[1, 16])
-    parser.add_argument("--strategies", type=lambda s: s.split(","), default=["greedy", "aggressive"])
+    parser.add_argument("--batch-size", type=lambda s: csv_list(s, int), default=[1, 16])
+    parser.add_argument("--strategies", type=csv_list, default=["greedy", "aggressive"])
     parser.add_argument("--threads", type=int, default=1, help="ONNX Runtime intra-op threads")
     parser.add_argument("--peer-ct2", type=Path, default=None, help="HF checkpoint dir for the CTranslate2 rows")
     parser.add_argument("--against", type=Path, default=None, help="another folder of the same weights to replay")

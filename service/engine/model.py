@@ -18,7 +18,6 @@ here: no copy on the way in.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -55,14 +54,9 @@ def layer_input(prefix: str, layer: int, kind: int) -> str:
     return f"{prefix}_{KINDS[kind]}_{layer}"
 
 
-@functools.cache
-def _layer_input_names(prefix: str, layers: int) -> tuple[tuple[str, int, int], ...]:
-    return tuple((layer_input(prefix, layer, kind), layer, kind) for layer in range(layers) for kind in (0, 1))
-
-
 def layer_inputs(prefix: str, kv: np.ndarray) -> dict[str, np.ndarray]:
     """``kv [layers, 2, ...]`` as the decoder's per-layer inputs: views, no copy of a contiguous array."""
-    return {name: kv[layer, kind] for name, layer, kind in _layer_input_names(prefix, kv.shape[0])}
+    return {layer_input(prefix, layer, kind): kv[layer, kind] for layer in range(kv.shape[0]) for kind in (0, 1)}
 
 
 class InputTooLongError(ValueError):

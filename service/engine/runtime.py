@@ -62,9 +62,15 @@ _LEVELS = {
 }
 
 
-def create_inference_session(path: Path, runtime: RuntimeOptions) -> ort.InferenceSession:
-    """An inference session for the graph at ``path`` under ``runtime``."""
+def create_inference_session(
+    path: Path, runtime: RuntimeOptions, profile_prefix: Path | None = None
+) -> ort.InferenceSession:
+    """An inference session for the graph at ``path`` under ``runtime``; with ``profile_prefix``, ONNX Runtime's
+    profiler on, its events written to a file of that prefix (``end_profiling`` names it)."""
     options = ort.SessionOptions()
+    if profile_prefix is not None:
+        options.enable_profiling = True
+        options.profile_file_prefix = str(profile_prefix)
     options.intra_op_num_threads = runtime.intra_op_threads
     options.inter_op_num_threads = runtime.inter_op_threads
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL

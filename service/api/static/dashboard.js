@@ -29,17 +29,6 @@ function percent(value) {
   return value === null || value === undefined ? "–" : (100 * value).toFixed(2) + "%";
 }
 
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attributes)) {
-    if (key === "class") node.className = value;
-    else if (key.startsWith("data-")) node.setAttribute(key, value);
-    else node[key] = value;
-  }
-  for (const child of children) node.append(child instanceof Node ? child : String(child));
-  return node;
-}
-
 /** A table cell with a value and, under it, its 95% interval. */
 function withInterval(field, estimate, format) {
   const interval = estimate && estimate.ci ? `[${format(estimate.ci[0])} – ${format(estimate.ci[1])}]` : "";

@@ -135,17 +135,6 @@ async function request(text) {
 
 // ---- drawing ----
 
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attributes)) {
-    if (key === "class") node.className = value;
-    else if (key.startsWith("data-")) node.setAttribute(key, value);
-    else node[key] = value;
-  }
-  for (const child of children) node.append(child instanceof Node ? child : String(child));
-  return node;
-}
-
 /** The edits of a paragraph's answer to underline: not dismissed, in range, not overlapping, in order. */
 function editsOf(text, entry) {
   if (!entry || entry.status !== "ok" || !Array.isArray(entry.answer.edits)) return [];
