@@ -24,10 +24,9 @@ Real-word errors ("their" for "there") are known words, left to the model.
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
@@ -131,8 +130,8 @@ class Speller:
     ) -> None:
         self.ranker = ranker
         self.initial_min_words = initial_min_words
-        self._candidates: OrderedDict[str, Candidates] = OrderedDict()  # the last words' candidates (``candidates``)
-        self._lock = threading.Lock()  # the preprocessing threads share a speller
+        # the last words' candidates (``candidates``); functools' cache is safe to share between preprocessing threads
+        self._kept_candidates = functools.lru_cache(maxsize=CANDIDATES_KEPT)(self._find_candidates)
         self.symspell = SymSpell(max_dictionary_edit_distance=MAX_DISTANCE, prefix_length=PREFIX_LENGTH)
         path = importlib.resources.files("symspellpy") / DICTIONARY
         with importlib.resources.as_file(path) as file:
@@ -175,17 +174,7 @@ class Speller:
         closest known words (the most frequent first), and with a ranker its splits. They depend on the word alone,
         so the last ``CANDIDATES_KEPT`` words' are kept: an editor sends a paragraph again at every pause, and a word's
         SymSpell lookups cost a millisecond."""
-        with self._lock:
-            found = self._candidates.get(word)
-            if found is not None:
-                self._candidates.move_to_end(word)
-                return found
-        found = self._find_candidates(word)
-        with self._lock:
-            self._candidates[word] = found
-            if len(self._candidates) > CANDIDATES_KEPT:
-                self._candidates.popitem(last=False)
-        return found
+        return self._kept_candidates(word)
 
     def _find_candidates(self, word: str) -> Candidates:
         closest = self.closest(word, MAX_DISTANCE)
