@@ -128,6 +128,9 @@ class Settings(BaseSettings):
         ge=0,
         description="TTL of sentence cache entries in Redis (with GECSERVE_REDIS_URL; 0 = no Redis cache)",
     )
+    cache_timeout_s: float = Field(
+        0.1, gt=0, description="a Redis cache lookup or write not answered by then is a miss (and backs the cache off)"
+    )
     queue_url: str | None = Field(
         None, description="Redis of the job streams: decode on `gecserve worker` processes (unset: in this process)"
     )

@@ -116,7 +116,9 @@ def sentence_cache(settings: Settings, metrics: Metrics) -> TieredCache:
     levels: list[tuple[str, SentenceCache]] = [("memory", MemoryCache(settings.cache_size))]
     if settings.redis_url and settings.cache_ttl_s > 0:
         client = redis_client(settings.redis_url, timeout_s=1, connect_timeout_s=0.5)
-        shared = RedisCache(client, settings.redis_prefix, settings.cache_ttl_s, on_error=metrics.cache_error)
+        shared = RedisCache(
+            client, settings.redis_prefix, settings.cache_ttl_s, settings.cache_timeout_s, on_error=metrics.cache_error
+        )
         levels.append(("redis", shared))
     return TieredCache(levels, metrics.cache_lookup)
 

@@ -57,7 +57,7 @@ def test_every_user_kind_runs_without_a_failure_and_requests_are_named_by_the_se
 def test_a_forced_arm_step_load_is_reported_per_step(ab_server, tmp_path):
     prefix = tmp_path / "steps"
     args = ["-f", "loadtest/locustfile.py,loadtest/shapes.py", "EditorUser", "--arm", "autoregressive"]
-    args += ["--steps", "2,5", "--step-time", "2.5", "--step-settle", "0.5", "--csv", str(prefix)]
+    args += ["--steps", "2,5", "--step-time", "4", "--step-settle", "1", "--csv", str(prefix)]
     run = locust(ab_server, tmp_path, *args)
     assert run.returncode == 0, run.stdout + run.stderr
     steps = report.read_csv(prefix.with_name("steps_steps.csv"))
