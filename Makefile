@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 MODEL ?= models/gec-default
 
-.PHONY: serve test test-fast test-unit lint fixture model bench ab loadtest loadtest-steps loadtest-measure proto clean docker-test
+.PHONY: serve test test-fast test-unit lint fixture model bench bench-gpu ab loadtest loadtest-steps loadtest-measure proto clean docker-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +63,27 @@ model: $(VENV)/.dev
 ## The shipped model's weights as a transformers checkpoint: the CTranslate2 peer of `make bench`.
 runs/gec-default-hf: $(VENV)/.dev
 	$(BIN)/python -m models.gec.unpack --model $(MODEL) --out $@
+## The shipped weights as fp32 and fp16 graphs with the shipped folder's serving files: the model of a GPU.
+runs/gec-default-gpu: runs/gec-default-hf
+	$(BIN)/gecserve export --from $< --out $@ --fp16 --name $(notdir $(MODEL)) \
+		--version $$($(BIN)/python -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' $(MODEL)/manifest.json)
+	$(BIN)/python -m models.gec.carry --from $(MODEL) --to $@
+## The README's GPU table (docs/benchmarks/gpu-*.json): on an NVIDIA GPU, with onnxruntime-gpu in the venv.
+GPU_MODEL := runs/gec-default-gpu
+GPU_SERVE = GECSERVE_PROVIDER=cuda $(BIN)/gecserve bench serve --spawn $(GPU_MODEL) --input $(DEV)
+bench-gpu: $(VENV)/.dev $(GPU_MODEL)
+	$(BIN)/gecserve bench decoding --model $(GPU_MODEL) --provider cuda --variant fp32 --input $(DEV) --limit 300 \
+		--batch-size 1,8,32,128 --strategies greedy,aggressive,unsplit,beam,oracle --pass-cost 16 \
+		--json $(BENCH)/gpu-decoding-fp32.json
+	$(BIN)/gecserve bench decoding --model $(GPU_MODEL) --provider cuda --variant fp16 --input $(DEV) --limit 300 \
+		--batch-size 1,8,32,128 --strategies greedy,aggressive,beam --json $(BENCH)/gpu-decoding-fp16.json
+	$(BIN)/gecserve bench decoding --model $(GPU_MODEL) --provider cuda --variant fp32 \
+		--input ../shared/data/dev/jfleg.dev.src --limit 300 --batch-size 1,32 --strategies greedy,aggressive,oracle \
+		--json $(BENCH)/gpu-decoding-jfleg.json
+	$(GPU_SERVE) --concurrency 1,32,128 --requests 400 --json $(BENCH)/gpu-serve.json
+	GECSERVE_MAX_BATCH_SIZE=128 $(GPU_SERVE) --concurrency 128 --requests 600 --json $(BENCH)/gpu-serve-b128.json
+	GECSERVE_MAX_BATCH_SIZE=8 $(GPU_SERVE) --concurrency 32 --requests 400 --json $(BENCH)/gpu-serve-b8.json
+	GECSERVE_MODEL_VARIANT=fp16 $(GPU_SERVE) --concurrency 1,32 --requests 400 --json $(BENCH)/gpu-serve-fp16.json
 ## The README's benchmark tables (JSON in docs/benchmarks/), with the CTranslate2 peer row on the
 ## same weights (PEER= to leave it out).
 DEV := ../shared/data/dev/fce.dev.detok.src

@@ -2,13 +2,15 @@
 
 Families: BART, mBART, Marian and T5 (what differs between them: ``models/export/families.py``).
 
-    gecserve export --from CHECKPOINT_DIR --out models/NAME [--quantize int8 [--method static] [--calibration FILE]]
+    gecserve export --from CHECKPOINT_DIR --out models/NAME [--fp16]
+        [--quantize int8 [--method static] [--calibration FILE]]
 
-Writes ``encoder.onnx``, ``decoder.onnx``, ``tokenizer.json`` and ``manifest.json`` (and
+Writes ``encoder.onnx``, ``decoder.onnx``, ``tokenizer.json`` and ``manifest.json`` (with ``--fp16``
+``encoder.fp16.onnx``/``decoder.fp16.onnx`` for a GPU, ``models/export/half.py``; with ``--quantize``
 ``encoder.int8.onnx``/``decoder.int8.onnx``), every graph made lean (``models/export/lean.py``).
 Before reporting success it checks the ONNX logits against PyTorch and the engine's greedy
-outputs against ``transformers``; a mismatch fails the command (exit status 1). The int8
-variant is checked the same way and its greedy agreement with PyTorch is reported.
+outputs against ``transformers``; a mismatch fails the command (exit status 1). The fp16 and
+int8 variants are checked the same way and their greedy agreement with PyTorch is reported.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from transformers import AutoModelForSeq2SeqLM
 from models.export.calibration import record_feeds
 from models.export.families import architecture, default_decoder_start, max_positions, unsupported
 from models.export.graphs import export_graphs
+from models.export.half import add_half_variant
 from models.export.lean import make_graph_lean
 from models.export.quantize import METHODS, method_for, quantize_int8
 from models.export.verify import check_logits, greedy_agreement
@@ -133,6 +136,7 @@ def export(
     keep_fp32: bool = True,
     extra: dict | None = None,
     calibration: list[str] | None = None,
+    half: bool = False,
 ) -> ModelManifest:
     """Export, verify and describe ``checkpoint`` in ``out``; raises ``ExportError`` on a mismatch.
 
@@ -167,6 +171,16 @@ def export(
         if report["logits_max_abs_diff"] > LOGITS_TOLERANCE or report["greedy_differ"]:
             raise ExportError(f"fp32 export does not match the checkpoint: {report}")
         manifest.verification = {"fp32": report}
+        if half:
+            manifest.save(work)
+            manifest = add_half_variant(work)
+            report16 = _verify(model, work, "fp16", sources)
+            print(
+                f"fp16: logits max |ORT - PyTorch| = {report16['logits_max_abs_diff']:.3f}; greedy agreement with "
+                f"PyTorch: {report16['greedy_agreement']:.1%}",
+                file=sys.stderr,
+            )
+            manifest.verification["fp16"] = report16
         if quantize == "int8":
             feeds = {}
             if "static" in (method_for("encoder", method), method_for("decoder", method)):
@@ -216,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quantize", choices=["int8"], default=None)
     parser.add_argument("--method", choices=METHODS, default="static", help="int8 method")
     parser.add_argument("--no-fp32", action="store_true", help="keep only the int8 variant")
+    parser.add_argument("--fp16", action="store_true", help="also the fp16 variant (models/export/half.py): for a GPU")
     parser.add_argument("--samples", type=Path, help="file of sentences to verify on (default: built-in)")
     parser.add_argument(
         "--calibration", type=Path, help="file of sentences to calibrate static int8 on (default: the samples)"
@@ -234,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
             samples,
             keep_fp32=not args.no_fp32,
             calibration=calibration,
+            half=args.fp16,
         )
     except ExportError as error:
         print(f"export failed: {error}", file=sys.stderr)

@@ -115,11 +115,13 @@ def test_int8_variants(tmp_path: Path, method: str) -> None:
     assert kernels == expected
 
 
-def test_cli_writes_hashes_that_match(tmp_path: Path, capsys) -> None:
+def test_cli_writes_hashes_that_match_with_the_fp16_variant(tmp_path: Path, capsys) -> None:
     out = tmp_path / "cli"
-    assert main(["--from", str(FIXTURE_MODEL / "hf"), "--out", str(out), "--name", "cli-model"]) == 0
+    assert main(["--from", str(FIXTURE_MODEL / "hf"), "--out", str(out), "--name", "cli-model", "--fp16"]) == 0
     manifest = ModelManifest.load(out)
     assert manifest.name == "cli-model"
+    assert set(manifest.variants) == {"fp32", "fp16"} and "decoder.fp16.onnx" in manifest.files_sha256
+    assert 0.0 <= manifest.verification["fp16"]["greedy_agreement"] <= 1.0
     for name, digest in manifest.files_sha256.items():
         assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest
     assert json.loads(capsys.readouterr().out)["fp32"]["greedy_identical"] > 0
