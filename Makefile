@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 MODEL ?= models/gec-default
 
-.PHONY: serve test test-fast test-unit lint fixture model bench bench-gpu ab loadtest loadtest-steps loadtest-measure proto clean docker-test
+.PHONY: serve web test test-fast test-unit lint fixture model bench bench-gpu ab loadtest loadtest-steps loadtest-measure proto clean docker-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,19 +19,34 @@ $(VENV)/.dev: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.runtime
 
 ## Set up and run the service with the bundled default model.
-serve: $(VENV)/.runtime
+serve: $(VENV)/.runtime web
 	$(BIN)/gecserve serve --model $(MODEL)
+
+## The device engine's runtime, pinned by package-lock.json: onnxruntime-web's wasm build and the Hugging Face
+## tokenizer, copied where the service serves them from (DEVICE_VENDOR, not committed; the image copies it too).
+## Without npm it is skipped, saying so: the service runs, and its device engine says it is unavailable.
+DEVICE_VENDOR := service/api/static/vendor/device
+web: $(DEVICE_VENDOR)/.installed
+$(DEVICE_VENDOR)/.installed: package-lock.json
+	@if command -v npm >/dev/null; then \
+		npm ci --no-audit --no-fund --ignore-scripts --loglevel=error && mkdir -p $(DEVICE_VENDOR) && \
+		cp node_modules/onnxruntime-web/dist/ort.wasm.bundle.min.mjs node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm \
+			node_modules/@huggingface/tokenizers/dist/tokenizers.min.mjs $(DEVICE_VENDOR)/ && \
+		node -p "['onnxruntime-web', '@huggingface/tokenizers'].map((n) => { const p = require('./node_modules/' + n + '/package.json'); \
+			const home = p.homepage || (p.repository && (p.repository.url || p.repository)); return p.name + ' ' + p.version + ' (' + p.license + ' licence, ' + home + ')'; }).join('\\n')" > $(DEVICE_VENDOR)/NOTICE && \
+		touch $@; \
+	else echo "npm not found: the device engine will be unavailable (install Node.js 20 and npm, then make web)"; fi
 
 LINTED := service models tests loadtest tools
 
 ## Set up and pass the tests: unit and integration, slow ones included (load runs live in loadtest/).
-test: $(VENV)/.dev
+test: $(VENV)/.dev web
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/python -m pytest -q
 
 ## The tests without those marked slow (real servers under load, several processes, a browser).
-test-fast: $(VENV)/.dev
+test-fast: $(VENV)/.dev web
 	$(BIN)/python -m pytest -q -m "not slow"
 
 ## The unit tests alone: none starts a gecserve process (none is marked `server`, so none of the slow ones).
@@ -40,7 +55,7 @@ test-unit: $(VENV)/.dev
 
 ## Build the cpu image here (a local Debian base: no registry is reachable), run it, check /readyz
 ## and one /v1/correct, print its size and time to ready (deploy/docker/docker-test.sh; root).
-docker-test:
+docker-test: web
 	deploy/docker/docker-test.sh
 
 lint: $(VENV)/.dev

@@ -56,6 +56,13 @@ with urllib.request.urlopen(request, timeout=10) as answer:
 # Both errors get an edit; "goes" and "went" are both right, so the check does not pin the tense.
 assert result["text"].startswith("She ") and result["text"].endswith(" every day.") and "She go " not in result["text"], result
 print(f"POST /v1/correct: {result['text']!r}, {len(result['edits'])} edits")
+# The device engine's files (make web, copied with service/): described, and each one served.
+with urllib.request.urlopen(f"{base}/device/model.json", timeout=10) as answer:
+    files = json.load(answer)["files"]
+for role, file in files.items():
+    with urllib.request.urlopen(base + file["url"], timeout=30) as answer:
+        assert len(answer.read()) == file["bytes"], role
+print(f"device engine: {len(files)} files, {sum(f['bytes'] for f in files.values()) / 1e6:.1f} MB")
 PY
 docker stop -t 30 "$name" >/dev/null
 status=$(docker inspect --format '{{.State.ExitCode}}' "$name")

@@ -2,10 +2,10 @@
 
 The page (``static/editor.html``, ``editor.js``, ``editor.css``) checks each changed paragraph through
 ``static/gecserve.js``, the client other editors can embed too: ``window.gecserve.correct(text, {engine,
-spelling})`` answers as ``POST /v1/correct`` does, with UTF-16 offsets. The engine is pluggable: ``server``
-(this service) works; ``device`` and ``auto`` are declared and refuse, not available yet. The files are served
-from the package, as the dashboard's: no CDN, it works offline. Like the dashboard, the page and its files are
-open whatever the API keys; the requests it makes present the key the writer types in.
+spelling})`` answers as ``POST /v1/correct`` does, with UTF-16 offsets. The engine is pluggable: ``server`` (this
+service), ``device`` (the model in the browser: ``static/device/``, the files of ``service/api/device.py``) and
+``auto``. The files are served from the package, as the dashboard's: no CDN, it works offline. Like the dashboard,
+the page and its files are open whatever the API keys; the requests it makes present the key the writer types in.
 """
 
 from __future__ import annotations

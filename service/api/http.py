@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from service.api.access import AccessControl, AccessMiddleware, declare_refusals
 from service.api.correction import correction_router
 from service.api.dashboard import mount_dashboard
+from service.api.device import device_router
 from service.api.editor import mount_editor
 from service.api.entry import ARM_HEADER, EXPERIMENT_HEADER
 from service.api.errors import ROUTES, install_error_handlers
@@ -100,6 +101,7 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
     app.include_router(models_router(pipeline.models, pipeline.experiments, settings.admin_key))
     app.include_router(languagetool_router(pipeline, access))
     app.include_router(words_router(pipeline.words, access))
+    app.include_router(device_router(settings.model_path, settings.max_text_chars))
     mount_dashboard(app)
     mount_editor(app)
     declare_refusals(app)

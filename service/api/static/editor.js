@@ -124,6 +124,7 @@ async function request(text) {
     state.running -= 1;
     state.inflight.delete(text);
   }
+  describeEngine(); // the device engine may have loaded, or failed to, with this check
   if (version !== state.version || !current().has(text)) {
     state.discarded += 1; // the text (or the engine) changed since it was asked: this answer is for nothing shown
   } else {
@@ -290,7 +291,10 @@ async function sendFeedback(id, action) {
   try {
     const report = await window.gecserve.feedback([id], action);
     line.dataset.status = "200";
-    line.textContent = `${action === "accepted" ? "Accepted" : "Dismissed"}: feedback sent (${report.counted} counted).`;
+    const done = action === "accepted" ? "Accepted" : "Dismissed";
+    line.textContent = report.on_device
+      ? `${done}: kept on this device (the device engine sends nothing).`
+      : `${done}: feedback sent (${report.counted} counted).`;
   } catch (error) {
     line.dataset.status = String(error.status || 0);
     line.textContent = `Feedback not recorded${error.status ? ` (${error.status})` : ""}: ${error.message}`;
@@ -348,21 +352,44 @@ function chooseEngine(name) {
   const select = $("engine");
   if (![...select.options].some((o) => o.value === name)) select.append(el("option", { value: name }, name));
   select.value = name;
-  const note = $("engine-note");
-  let reason = null;
-  try {
-    const engine = window.gecserve.engine(name);
-    reason = engine.available ? null : `The ${name} engine is ${engine.reason}.`;
-  } catch (error) {
-    reason = `${error.message}.`;
-  }
-  note.hidden = reason === null;
-  note.textContent = reason ? `${reason} Nothing is checked and your text is sent nowhere; choose "server".` : "";
+  describeEngine();
   const url = new URL(location.href);
   url.searchParams.set("engine", name);
   history.replaceState(null, "", url);
   render();
   check();
+}
+
+const DEVICE_NOTE =
+  "runs the model in this browser (downloaded once, then cached): your text is sent nowhere. It has no spelling " +
+  "stage and no language-model review, and names fewer categories. The model's weights are licensed for " +
+  "non-commercial research use only.";
+
+/** The note under the settings: why an engine cannot check, or what the device engine is and is not. */
+function describeEngine() {
+  const note = $("engine-note");
+  let text = "";
+  let warning = false;
+  try {
+    const engine = window.gecserve.engine(state.engine);
+    if (!engine.available) {
+      text = `The ${state.engine} engine is not available: ${engine.reason}. Nothing is checked and your text is sent nowhere; choose "server".`;
+      warning = true;
+    } else if (state.engine === "device" || state.engine === "auto") {
+      const device = window.gecserve.engine("device");
+      const info = device.info;
+      const loaded = info ? ` Loaded ${info.name} ${info.version} in ${info.seconds.toFixed(1)} s (${(info.transferred / 1e6).toFixed(1)} MB transferred).` : "";
+      text = state.engine === "device" ? `The device engine ${DEVICE_NOTE}${loaded}` :
+        `Auto: the server answers until the device engine has loaded, if it cannot, and when it takes over ` +
+        `300 ms a sentence; then the device engine ${DEVICE_NOTE}${device.available ? loaded : ` (It cannot load: ${device.reason}.)`}`;
+    }
+  } catch (error) {
+    text = `${error.message}.`;
+    warning = true;
+  }
+  note.hidden = text === "";
+  note.classList.toggle("warning", warning);
+  note.textContent = text;
 }
 
 async function start() {

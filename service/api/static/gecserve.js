@@ -7,13 +7,14 @@
 //   // {text, edits: [{id, offset, length, original, replacement, category, message, ...}], engine: "server", ...}
 //
 // An engine is an object {name, available, reason, ready: Promise, correct(text, options) -> Promise<answer>}
-// registered with window.gecserve.registerEngine(engine); "server" (POST /v1/correct) is the one that works
-// today. "device" (the model in the browser) and "auto" are registered as not available yet: asking them
-// refuses (GecserveError, reason "engine_unavailable") and sends nothing anywhere.
+// registered with window.gecserve.registerEngine(engine). Three come with it: "server" (POST /v1/correct),
+// "device" (the model in the browser, in a Web Worker: static/device/; the page must come from the service's
+// origin, as a Worker's script must) and "auto" (the device once loaded, else the server).
 "use strict";
 
 (function () {
   const script = document.currentScript;
+  const AUTO_BUDGET_MS = 300;
   const settings = {
     // The service that served this file, unless the tag says otherwise (data-base-url) or configure() does.
     baseUrl: (script && script.dataset.baseUrl) || (script && script.src ? new URL(script.src).origin : location.origin),
@@ -71,14 +72,95 @@
     },
   };
 
-  function unavailable(name, reason) {
-    return {
-      name,
-      available: false,
-      reason,
+  /**
+   * The model in the browser: static/device/worker.js runs the service's int8 graphs in onnxruntime-web's wasm
+   * backend. Loading it (the first correct(), or load()) downloads the model once (the browser caches it); after
+   * that nothing leaves the device. Its answers have no spelling stage and no language-model review, and coarser
+   * categories; its edit ids ("device-N") are never sent as feedback. If it cannot load, it becomes unavailable
+   * with the reason and refuses (GecserveError "engine_unavailable").
+   */
+  function deviceEngine() {
+    let worker = null;
+    let loading = null;
+    let next = 0;
+    const waiting = new Map(); // message id -> {resolve, reject}
+    const engine = {
+      name: "device",
+      available: typeof Worker === "function" && typeof WebAssembly === "object",
+      reason: typeof Worker === "function" && typeof WebAssembly === "object" ? null : "this browser has no Web Workers or WebAssembly",
       ready: Promise.resolve(),
-      async correct() {
-        throw new GecserveError(0, "engine_unavailable", `the ${name} engine is not available: ${reason}`);
+      info: null, // once loaded: {name, version, maxTextChars, licence, bytes, transferred, seconds}
+      load() {
+        if (!engine.available) return Promise.reject(refusal());
+        if (!loading) {
+          loading = new Promise((resolve, reject) => {
+            const failed = (message) => {
+              engine.available = false;
+              engine.reason = `the model could not be loaded: ${message}`;
+              for (const pending of waiting.values()) pending.reject(refusal());
+              waiting.clear();
+              if (worker) worker.terminate();
+              reject(refusal());
+            };
+            worker = new Worker(`${settings.baseUrl}/static/device/worker.js`, { type: "module" });
+            worker.onerror = (event) => failed(event.message || "the device engine's worker did not start");
+            worker.onmessage = ({ data }) => {
+              const pending = waiting.get(data.id);
+              if (data.type === "ready") {
+                engine.info = data.info;
+                resolve(data.info);
+              } else if (pending) {
+                waiting.delete(data.id);
+                if (data.type === "result") pending.resolve(data.answer);
+                else pending.reject(new GecserveError(0, "device_error", data.message));
+              } else if (data.type === "error") failed(data.message);
+            };
+            worker.postMessage({ type: "load", baseUrl: settings.baseUrl, apiKey: settings.apiKey });
+          });
+        }
+        return loading;
+      },
+      async correct(text, options = {}) {
+        await engine.load();
+        const length = [...text].length;
+        if (length > engine.info.maxTextChars) {
+          throw new GecserveError(413, "too_large", `the text of ${length} characters is over the limit of ${engine.info.maxTextChars}`);
+        }
+        const id = next++;
+        const answer = await new Promise((resolve, reject) => {
+          waiting.set(id, { resolve, reject });
+          worker.postMessage({ type: "correct", id, text, keepBias: options.keepBias });
+        });
+        return { ...answer, engine: "device" };
+      },
+    };
+    const refusal = () => new GecserveError(0, "engine_unavailable", `the device engine is not available: ${engine.reason}`);
+    return engine;
+  }
+
+  /**
+   * The device engine once it has loaded (its load starts with the first check), the server until then, when it
+   * cannot load, and for a text the device has not answered within `options.budgetMs` (default 300 ms) per
+   * sentence. The answer's `engine` says which answered.
+   */
+  function autoEngine(device, server) {
+    return {
+      name: "auto",
+      available: true,
+      reason: null,
+      ready: Promise.resolve(),
+      async correct(text, options = {}) {
+        if (device.available) device.load().catch(() => {}); // a failure makes it unavailable: the server answers
+        if (!device.available || !device.info) return server.correct(text, options);
+        const count = [...new Intl.Segmenter("en", { granularity: "sentence" }).segment(text)].length;
+        const budget = (options.budgetMs ?? AUTO_BUDGET_MS) * Math.max(1, count);
+        let timer = null;
+        const late = new Promise((resolve) => {
+          timer = setTimeout(() => resolve(null), budget);
+        });
+        const answer = await Promise.race([device.correct(text, options).catch(() => null), late]);
+        clearTimeout(timer);
+        return answer || server.correct(text, options);
       },
     };
   }
@@ -89,13 +171,16 @@
     if (!engine || typeof engine.name !== "string" || typeof engine.correct !== "function") {
       throw new TypeError("an engine needs a name and a correct(text, options) method");
     }
-    engines.set(engine.name, { available: true, reason: null, ready: Promise.resolve(), ...engine });
+    if (!("available" in engine)) engine.available = true;
+    if (!("reason" in engine)) engine.reason = null;
+    if (!("ready" in engine)) engine.ready = Promise.resolve();
+    engines.set(engine.name, engine);
     return engine;
   }
 
+  const device = registerEngine(deviceEngine());
   registerEngine(serverEngine);
-  registerEngine(unavailable("device", "not available yet (the model in the browser comes later)"));
-  registerEngine(unavailable("auto", "not available yet (it will choose between device and server)"));
+  registerEngine(autoEngine(device, serverEngine));
 
   function engine(name = "server") {
     const found = engines.get(name);
@@ -111,9 +196,10 @@
     return chosen.correct(text, options);
   }
 
-  /** What the writer did with suggestions: POST /v1/feedback with the edits' ids. */
-  function feedback(editIds, action) {
-    return post("/v1/feedback", { edit_ids: editIds, action });
+  /** What the writer did with suggestions: POST /v1/feedback with the edits' ids (the device engine's stay here). */
+  async function feedback(editIds, action) {
+    const sent = editIds.filter((id) => !String(id).startsWith("device-"));
+    return sent.length ? post("/v1/feedback", { edit_ids: sent, action }) : { counted: 0, on_device: editIds.length };
   }
 
   /** Change where requests go and the API key they present: configure({baseUrl, apiKey}). */

@@ -1,0 +1,142 @@
+// The device engine's Web Worker: the model in the browser, off the page's thread.
+//
+// {type: "load", baseUrl, apiKey} reads /device/model.json (service/api/device.py), imports onnxruntime-web's wasm
+// build and @huggingface/tokenizers from the URLs it names, fetches the int8 graphs and the tokenizer (gzip; kept in
+// Cache Storage under URLs that carry their SHA-256) and answers {type: "ready", info} or {type: "error"}.
+// {type: "correct", id, text, keepBias} splits the text into sentences (Intl.Segmenter), decodes each with
+// decode.mjs's aggressive decoding, guards and diffs the outputs (edits.mjs) and answers {type: "result", id,
+// answer: {text, edits, sentences}} with UTF-16 offsets, as /v1/correct does, or {type: "error", id, message}.
+
+import { decodeSentence } from "./decode.mjs";
+import { applyEdits, degenerate, diffEdits } from "./edits.mjs";
+
+const CACHE_NAME = "gecserve-device-model";
+let loaded = null; // {model, tokenizer, special, maxContent, keepBias}
+let edited = 0; // edits made so far: each edit's id is unique in this page
+
+async function fetchOk(url, headers) {
+  const response = await fetch(url, { headers });
+  if (!response.ok) {
+    let message = `HTTP ${response.status}`;
+    try {
+      message = (await response.json()).error.message || message;
+    } catch (error) {
+      // not the service's error shape: the status says it
+    }
+    throw new Error(`${url}: ${message}`);
+  }
+  return response;
+}
+
+/**
+ * The bytes under `url`, from the worker's Cache Storage when they are there (the URL carries their SHA-256, so they
+ * never go stale), else downloaded and stored; entries of other URLs (an earlier model or runtime) are deleted.
+ * Where Cache Storage is missing (a page not served over HTTPS or from localhost), the HTTP cache is all there is.
+ */
+async function cachedBytes(url, headers, keep) {
+  if (typeof caches === "undefined") return (await fetchOk(url, headers)).arrayBuffer();
+  const cache = await caches.open(CACHE_NAME);
+  let response = await cache.match(url);
+  if (!response) {
+    response = await fetchOk(url, headers);
+    await cache.put(url, response.clone());
+  }
+  for (const request of await cache.keys()) if (!keep.has(request.url)) await cache.delete(request);
+  return response.arrayBuffer();
+}
+
+async function load({ baseUrl, apiKey }) {
+  const started = performance.now();
+  const headers = apiKey ? { Authorization: `Bearer ${apiKey}` } : {};
+  const described = await (await fetchOk(`${baseUrl}/device/model.json`, headers)).json();
+  const url = (role) => baseUrl + described.files[role].url;
+  const [ort, { Tokenizer }] = await Promise.all([import(url("ort")), import(url("tokenizers"))]);
+  ort.env.wasm.numThreads = 1; // threads need a cross-origin-isolated page; one is what the figures are for
+  ort.env.wasm.wasmPaths = { wasm: url("wasm") };
+  const keep = new Set(["encoder", "decoder", "tokenizer"].map((role) => new URL(url(role), self.location.href).href));
+  const options = { executionProviders: ["wasm"], graphOptimizationLevel: "all", enableCpuMemArena: false };
+  const sessions = {};
+  for (const part of ["encoder", "decoder"]) {
+    sessions[part] = await ort.InferenceSession.create(new Uint8Array(await cachedBytes(url(part), headers, keep)), options);
+  }
+  const tokenizerJson = JSON.parse(new TextDecoder().decode(await cachedBytes(url("tokenizer"), headers, keep)));
+  // Text that spells a special token ("<s>") is text, as the service's tokenizer reads it (encode_special_tokens).
+  tokenizerJson.added_tokens = [];
+  const contract = described.contract;
+  loaded = {
+    model: {
+      contract,
+      vocab: contract.vocab_size,
+      tensor: (type, data, dims) => new ort.Tensor(type, data, dims),
+      run: (name, feeds) => sessions[name].run(feeds),
+    },
+    tokenizer: new Tokenizer(tokenizerJson, {}),
+    special: new Set([contract.pad_token_id, contract.eos_token_id, ...contract.decoder_prefix_ids,
+      ...contract.source_prefix_ids, ...contract.source_suffix_ids]),
+    maxContent: contract.max_source_positions - contract.source_prefix_ids.length - contract.source_suffix_ids.length,
+    keepBias: described.keep_bias,
+  };
+  const transferred = performance.getEntriesByType("resource").reduce((sum, entry) => sum + (entry.transferSize || 0), 0);
+  return {
+    name: described.name,
+    version: described.version,
+    maxTextChars: described.max_text_chars,
+    licence: described.licence,
+    bytes: Object.values(described.files).reduce((sum, file) => sum + file.bytes, 0),
+    transferred,
+    seconds: (performance.now() - started) / 1000,
+  };
+}
+
+/** The sentences of `text` as [start, end) spans without their trailing whitespace (UTF-16 offsets). */
+function sentences(text) {
+  const spans = [];
+  for (const { index, segment } of new Intl.Segmenter("en", { granularity: "sentence" }).segment(text)) {
+    const content = segment.trimEnd();
+    const lead = content.length - content.trimStart().length;
+    if (content.trim()) spans.push([index + lead, index + content.length]);
+  }
+  return spans;
+}
+
+/** The answer for `text`, in /v1/correct's shape: the corrected text and its edits (UTF-16 offsets), per sentence. */
+async function correct({ text, keepBias }) {
+  const { model, tokenizer, special, maxContent } = loaded;
+  const bias = keepBias ?? loaded.keepBias.default ?? 0;
+  const edits = [];
+  const details = [];
+  for (const [start, end] of sentences(text)) {
+    const source = text.slice(start, end);
+    const ids = tokenizer.encode(source, { add_special_tokens: false }).ids;
+    const began = performance.now();
+    const detail = { start, end, passes: 0, dropped: null };
+    if (ids.length > maxContent) detail.dropped = "too_long";
+    else {
+      const decoded = await decodeSentence(model, ids, { keepBias: bias });
+      const kept = decoded.tokens.filter((id) => !special.has(id));
+      const output = kept.length ? tokenizer.decode(kept, { skip_special_tokens: false, clean_up_tokenization_spaces: false }) : "";
+      detail.passes = decoded.passes;
+      detail.dropped = degenerate(source, output);
+      if (detail.dropped === null) edits.push(...diffEdits(source, output, start));
+    }
+    detail.ms = performance.now() - began;
+    details.push(detail);
+  }
+  for (const edit of edits) {
+    edit.id = `device-${edited++}`;
+    edit.message = "";
+  }
+  return { text: applyEdits(text, edits), edits, sentences: details };
+}
+
+let queue = Promise.resolve(); // one message at a time: a correction never interleaves with another
+self.onmessage = ({ data }) => {
+  queue = queue.then(async () => {
+    try {
+      if (data.type === "load") self.postMessage({ type: "ready", info: await load(data) });
+      else if (data.type === "correct") self.postMessage({ type: "result", id: data.id, answer: await correct(data) });
+    } catch (error) {
+      self.postMessage({ type: "error", id: data.id, message: String((error && error.message) || error) });
+    }
+  });
+};

@@ -1,0 +1,164 @@
+"""The device engine in a real browser (Debian's Chromium) against a real server on the bundled model: its
+corrections are the server's on 300 FCE dev sentences (the language-model review off on the server, the spelling
+stage off on both), it sends no ``/v1/correct`` request, ``auto`` answers from the server when the device engine
+cannot load and from the device once it has, and the editor page corrects with it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page
+
+from loadtest.browser import CHROMIUM, chromium
+from service.config import DEFAULT_MODEL
+from service.engine.decoding.types import DecodeParams
+from service.engine.engine import Engine
+from service.engine.manifest import ModelManifest
+from service.text.segment import split_sentences
+from tests.api.clients import metric
+from tests.api.server import RunningServer, start_server
+from tests.conftest import DEV_DATA
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.server,
+    pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)"),
+]
+
+SENTENCE = "He go to school every days."
+CORRECTED = "He went to school every day."
+PARITY_LINES = 300
+NEAR_TIE = 0.1  # a first difference whose top-2 logit gap (on the service's side) is under this is numeric
+CORRECT_IN_PAGE = """async ([lines, engine]) => {
+  const answers = [];
+  for (const line of lines) answers.push(await window.gecserve.correct(line, {engine, spelling: false}));
+  return answers;
+}"""
+
+
+@pytest.fixture(scope="module")
+def bundled_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """The bundled model without the language model's review (the device engine has none), its cache off."""
+    running = start_server(tmp_path_factory.mktemp("device"), DEFAULT_MODEL, lm_review=False, cache_size=0)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with chromium() as running:
+        yield running
+
+
+def open_editor(browser: Browser, server: RunningServer, engine: str) -> Page:
+    page = browser.new_page()
+    page.goto(f"{server.url}/editor?engine={engine}")
+    page.wait_for_selector("body[data-loaded]")
+    return page
+
+
+def correct_requests(server: RunningServer) -> float:
+    return metric(httpx.get(server.url + "/metrics").text, "gecserve_request_duration_seconds_count", route="correct")
+
+
+def test_the_device_engine_corrects_as_the_server_does_and_sends_no_correct_request(
+    browser: Browser, bundled_server: RunningServer
+) -> None:
+    lines = [line for line in (DEV_DATA / "fce.dev.detok.src").read_text(encoding="utf-8").splitlines() if line][
+        :PARITY_LINES
+    ]
+    page = open_editor(browser, bundled_server, "device")
+    before = correct_requests(bundled_server)
+    device = page.evaluate(CORRECT_IN_PAGE, [lines, "device"])
+    assert correct_requests(bundled_server) == before  # nothing of the text reached the service
+    server = [
+        httpx.post(bundled_server.url + "/v1/correct", json={"text": line, "options": {"spelling": False}}).json()
+        for line in lines
+    ]
+    assert all(answer["engine"] == "device" for answer in device)
+    differ = [i for i in range(len(lines)) if device[i]["text"] != server[i]["text"]]
+    assert sum(answer["edits"] != [] for answer in device) > PARITY_LINES // 6  # it does correct
+    assert len(differ) <= 3, [(lines[i], server[i]["text"], device[i]["text"]) for i in differ]
+    engine = Engine(Path(DEFAULT_MODEL), variant="int8")
+    keep_bias = ModelManifest.load(Path(DEFAULT_MODEL)).keep_bias["default"]
+    for i in differ:  # each difference is explained: another sentence split, or a numeric near-tie
+        spans = [(s.start, s.end) for s in split_sentences(lines[i])]
+        if spans != [(s["start"], s["end"]) for s in device[i]["sentences"]] or len(spans) != 1:
+            continue
+        source = engine.codec.encode(lines[i])
+        greedy = engine.generate([source], "greedy", DecodeParams(record_gaps=True), keep_biases=[keep_bias])[0]
+        ours = engine.codec.encode(device[i]["text"])
+        first = next(k for k, (a, b) in enumerate(zip([*greedy.tokens, -1], [*ours, -1], strict=False)) if a != b)
+        assert greedy.gaps[first] < NEAR_TIE, (lines[i], device[i]["text"], greedy.gaps[first])
+    page.close()
+
+
+def test_device_edits_applied_to_the_text_give_its_correction(browser: Browser, bundled_server: RunningServer) -> None:
+    page = open_editor(browser, bundled_server, "device")
+    texts = ["i saw a apple yesterday. He go to school every days.", "Emoji 😀 i has a cat 😀😀 .", "", "😀😀😀"]
+    texts += ["日本語 i is", "e\u0301 combining and \U0001f468\u200d\U0001f469 joined"]
+    for answer, text in zip(page.evaluate(CORRECT_IN_PAGE, [texts, "device"]), texts, strict=True):
+        rebuilt, at = "", 0
+        for edit in answer["edits"]:
+            assert text[edit["offset"] : edit["offset"] + edit["length"]] == edit["original"]
+            rebuilt += text[at : edit["offset"]] + edit["replacement"]
+            at = edit["offset"] + edit["length"]
+        assert rebuilt + text[at:] == answer["text"]
+        assert all(edit["id"].startswith("device-") and edit["type"] for edit in answer["edits"])
+    page.close()
+
+
+def test_auto_uses_the_server_when_the_device_engine_cannot_load(
+    browser: Browser, bundled_server: RunningServer
+) -> None:
+    page = browser.new_page()
+    page.route("**/device/model.json", lambda route: route.fulfill(status=503, body="{}"))
+    page.goto(f"{bundled_server.url}/editor?engine=auto")
+    page.wait_for_selector("body[data-loaded]")
+    answers = page.evaluate(CORRECT_IN_PAGE, [[SENTENCE] * 2, "auto"])
+    assert [a["engine"] for a in answers] == ["server", "server"]
+    assert answers[0]["text"] == CORRECTED
+    page.wait_for_function("!window.gecserve.engine('device').available")  # its load failed, in the background
+    device = page.evaluate("window.gecserve.engines().find((e) => e.name === 'device')")
+    assert device["available"] is False and "could not be loaded" in device["reason"]
+    refused = page.evaluate(
+        "window.gecserve.correct('i saw a apple', {engine: 'device'}).then(() => null, (e) => e.reason)"
+    )
+    assert refused == "engine_unavailable"
+    page.close()
+
+
+def test_auto_answers_from_the_device_once_it_has_loaded(browser: Browser, bundled_server: RunningServer) -> None:
+    page = open_editor(browser, bundled_server, "auto")
+    page.evaluate("window.gecserve.engine('device').load()")
+    before = correct_requests(bundled_server)
+    answers = page.evaluate(CORRECT_IN_PAGE, [[SENTENCE], "auto"])
+    assert answers[0]["engine"] == "device" and answers[0]["text"] == CORRECTED
+    assert correct_requests(bundled_server) == before
+    page.close()
+
+
+def test_the_editor_corrects_with_the_device_engine_and_says_what_it_is(
+    browser: Browser, bundled_server: RunningServer
+) -> None:
+    page = open_editor(browser, bundled_server, "device")
+    note = page.text_content("#engine-note")
+    assert "non-commercial research use only" in note and "sent nowhere" in note
+    page.fill("#editor", SENTENCE)
+    page.wait_for_selector("#paragraphs li[data-status='ok'][data-engine='device']", timeout=60_000)
+    page.wait_for_selector("#status[data-busy='false']")
+    box = page.locator("#backdrop mark[data-replacement='went']").bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.click("#accept")
+    assert page.input_value("#editor") == "He went to school every days."
+    page.wait_for_selector("#feedback-status:has-text('kept on this device')")
+    assert "Loaded gec-default" in page.text_content("#engine-note")
+    page.fill("#editor", "x" * 20_001)  # over the service's limit: refused as the server refuses it
+    page.wait_for_selector("#paragraphs li[data-status='error']", timeout=60_000)
+    page.fill("#editor", f"😀😀😀\n\n{SENTENCE}")
+    page.wait_for_selector("#backdrop mark[data-replacement='went']", timeout=60_000)
+    page.close()

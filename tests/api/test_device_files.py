@@ -1,0 +1,71 @@
+"""``/device/model.json`` and ``/device/files/...`` (``service/api/device.py``) from a real server: what the device
+engine downloads, compressed, cached under URLs that carry each file's SHA-256, refused by name or digest, and no
+device engine where the model has no int8 variant or the runtime is not installed."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+
+from service.api.device import RUNTIME, RUNTIME_DIR, DeviceFiles
+from service.engine.manifest import ModelManifest
+from tests.api.server import RunningServer
+from tests.conftest import FIXTURE_MODEL
+
+pytestmark = pytest.mark.server  # the runtime is installed by `make test` (make web)
+
+
+def test_the_model_description_names_every_file_by_its_digest(server: RunningServer) -> None:
+    described = httpx.get(server.url + "/device/model.json").json()
+    manifest = ModelManifest.load(FIXTURE_MODEL)
+    assert (described["name"], described["version"], described["variant"]) == (manifest.name, manifest.version, "int8")
+    assert set(described["files"]) == {"encoder", "decoder", "tokenizer", *RUNTIME}
+    assert described["contract"]["decoder_layers"] == manifest.decoder_layers
+    assert described["contract"]["vocab_size"] == manifest.architecture["vocab_size"]
+    assert described["max_text_chars"] == 20_000 and described["keep_bias"] == manifest.keep_bias
+    for role, file in described["files"].items():
+        local = (FIXTURE_MODEL / manifest.variants["int8"][role]) if role in ("encoder", "decoder") else None
+        local = local or (FIXTURE_MODEL / manifest.tokenizer if role == "tokenizer" else RUNTIME_DIR / RUNTIME[role])
+        digest, name = file["url"].split("/")[-2:]
+        assert name == local.name and digest == hashlib.sha256(local.read_bytes()).hexdigest()
+        assert file["bytes"] == local.stat().st_size
+
+
+def test_files_are_sent_compressed_immutable_and_revalidated(server: RunningServer) -> None:
+    files = httpx.get(server.url + "/device/model.json").json()["files"]
+    url = server.url + files["wasm"]["url"]
+    plain = httpx.get(url, headers={"Accept-Encoding": "identity"})
+    assert plain.headers.get("content-encoding") is None and plain.headers["content-type"] == "application/wasm"
+    with httpx.stream("GET", url, headers={"Accept-Encoding": "gzip"}) as response:
+        raw = b"".join(response.iter_raw())
+    assert response.headers["content-encoding"] == "gzip" and len(raw) < len(plain.content) / 2
+    assert gzip.decompress(raw) == plain.content
+    assert "immutable" in plain.headers["cache-control"] and plain.headers["etag"] == f'"{url.split("/")[-2]}"'
+    assert httpx.get(url, headers={"If-None-Match": plain.headers["etag"]}).status_code == 304
+    module = httpx.get(server.url + files["ort"]["url"])
+    assert module.headers["content-type"].startswith("text/javascript")
+
+
+def test_a_file_is_refused_under_another_digest_or_name(server: RunningServer) -> None:
+    url = httpx.get(server.url + "/device/model.json").json()["files"]["encoder"]["url"]
+    digest, name = url.split("/")[-2:]
+    for wrong in (f"/device/files/{'0' * 64}/{name}", f"/device/files/{digest}/manifest.json"):
+        response = httpx.get(server.url + wrong)
+        assert response.status_code == 404 and response.json()["error"]["reason"] == "not_found"
+
+
+def test_no_device_engine_without_an_int8_variant_or_the_runtime(tmp_path: Path) -> None:
+    fp32_only = tmp_path / "fp32-only"
+    shutil.copytree(FIXTURE_MODEL, fp32_only, ignore=shutil.ignore_patterns("hf", "*.int8.onnx"))
+    manifest = ModelManifest.load(fp32_only)
+    del manifest.variants["int8"]
+    manifest.default_variant = "fp32"
+    manifest.save(fp32_only)
+    assert "no int8 variant" in DeviceFiles(fp32_only, 100).missing
+    assert "runtime is not installed" in DeviceFiles(FIXTURE_MODEL, 100, tmp_path / "nothing").missing
+    assert DeviceFiles(FIXTURE_MODEL, 100).missing is None
