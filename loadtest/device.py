@@ -11,9 +11,9 @@ Starts ``gecserve serve`` (the sentence cache off) and a headless Chromium (``lo
 - **per sentence** at concurrency 1, on the same lines: the latency of ``window.gecserve.correct(line,
   {engine})`` timed in the page, for the device engine and for the server (``/v1/correct`` through the same
   client, spelling off on both), p50/p95/mean;
-- **memory**: the growth of the page's renderer process (its Web Worker runs there) in unique memory (USS): with
-  the engine loaded and the lines corrected (runtime and model), and in another page with the runtime alone
-  (onnxruntime-web's wasm instantiated by a one-node graph): the model's share is the difference.
+- **memory**: the growth of a fresh page's renderer process (its Web Worker runs there) in unique memory (USS):
+  while the device engine loads and corrects the lines (runtime and model), and in another page while
+  onnxruntime-web's wasm runtime alone is instantiated by a one-node graph: the model's share is the difference.
 
 Prints a table and writes JSON; ``--rounds`` repeats the latency runs, alternating which engine goes first.
 """
@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,18 @@ def renderer_uss() -> dict[int, int]:
     return found
 
 
+def growth(context: Any, url: str, work: Callable[[Any], object]) -> int:
+    """How much a new page's renderer grows (USS, bytes) while ``work(page)`` runs in it."""
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("body[data-loaded]")
+    before = renderer_uss()
+    work(page)
+    after = renderer_uss()
+    page.close()
+    return max((after[pid] - before.get(pid, 0) for pid in after), default=0)
+
+
 def to_ready(context: Any, url: str) -> dict[str, Any]:
     """Load the device engine in a new page of ``context``: bytes transferred and seconds."""
     page = context.new_page()
@@ -101,23 +114,15 @@ def main(argv: list[str] | None = None) -> int:
             page = context.new_page()
             page.goto(url)
             page.wait_for_selector("body[data-loaded]")
-            before = renderer_uss()
             page.evaluate(LOAD)
             seconds: dict[str, list[float]] = {"device": [], "server": []}
             for round_ in range(args.rounds):
                 for engine in ("device", "server") if round_ % 2 == 0 else ("server", "device"):
                     print(f"round {round_ + 1}: {engine}, {len(lines)} sentences", file=sys.stderr)
                     seconds[engine] += page.evaluate(TIME_EACH, [lines, engine])
-            after = renderer_uss()
-            grown = max((after[pid] - before.get(pid, 0) for pid in after), default=0)
             page.close()
-            page = context.new_page()
-            page.goto(url)
-            page.wait_for_selector("body[data-loaded]")
-            before = renderer_uss()
-            page.evaluate(RUNTIME_ONLY, IDENTITY_GRAPH)
-            after = renderer_uss()
-            runtime = max((after[pid] - before.get(pid, 0) for pid in after), default=0)
+            grown = growth(context, url, lambda page: page.evaluate(TIME_EACH, [lines, "device"]))
+            runtime = growth(context, url, lambda page: page.evaluate(RUNTIME_ONLY, IDENTITY_GRAPH))
             context.close()
         finally:
             server.stop()
