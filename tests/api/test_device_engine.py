@@ -5,7 +5,7 @@ cannot load and from the device once it has, and the editor page corrects with i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -53,8 +53,25 @@ def browser() -> Iterator[Browser]:
         yield running
 
 
-def open_editor(browser: Browser, server: RunningServer, engine: str) -> Page:
-    page = browser.new_page()
+@pytest.fixture
+def new_page(browser: Browser) -> Iterator[Callable[[], Page]]:
+    """Pages of the test's own; none may raise an uncaught error while the test runs."""
+    pages: list[Page] = []
+    errors: list[str] = []
+
+    def make() -> Page:
+        page = browser.new_page()
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        pages.append(page)
+        return page
+
+    yield make
+    for page in pages:
+        page.close()
+    assert errors == [], errors
+
+
+def open_editor(page: Page, server: RunningServer, engine: str) -> Page:
     page.goto(f"{server.url}/editor?engine={engine}")
     page.wait_for_selector("body[data-loaded]")
     return page
@@ -65,12 +82,12 @@ def correct_requests(server: RunningServer) -> float:
 
 
 def test_the_device_engine_corrects_as_the_server_does_and_sends_no_correct_request(
-    browser: Browser, bundled_server: RunningServer
+    new_page: Callable[[], Page], bundled_server: RunningServer
 ) -> None:
     lines = [line for line in (DEV_DATA / "fce.dev.detok.src").read_text(encoding="utf-8").splitlines() if line][
         :PARITY_LINES
     ]
-    page = open_editor(browser, bundled_server, "device")
+    page = open_editor(new_page(), bundled_server, "device")
     before = correct_requests(bundled_server)
     device = page.evaluate(CORRECT_IN_PAGE, [lines, "device"])
     assert correct_requests(bundled_server) == before  # nothing of the text reached the service
@@ -93,11 +110,12 @@ def test_the_device_engine_corrects_as_the_server_does_and_sends_no_correct_requ
         ours = engine.codec.encode(device[i]["text"])
         first = next(k for k, (a, b) in enumerate(zip([*greedy.tokens, -1], [*ours, -1], strict=False)) if a != b)
         assert greedy.gaps[first] < NEAR_TIE, (lines[i], device[i]["text"], greedy.gaps[first])
-    page.close()
 
 
-def test_device_edits_applied_to_the_text_give_its_correction(browser: Browser, bundled_server: RunningServer) -> None:
-    page = open_editor(browser, bundled_server, "device")
+def test_device_edits_applied_to_the_text_give_its_correction(
+    new_page: Callable[[], Page], bundled_server: RunningServer
+) -> None:
+    page = open_editor(new_page(), bundled_server, "device")
     texts = ["i saw a apple yesterday. He go to school every days.", "Emoji 😀 i has a cat 😀😀 .", "", "😀😀😀"]
     texts += ["日本語 i is", "e\u0301 combining and \U0001f468\u200d\U0001f469 joined"]
     for answer, text in zip(page.evaluate(CORRECT_IN_PAGE, [texts, "device"]), texts, strict=True):
@@ -108,13 +126,12 @@ def test_device_edits_applied_to_the_text_give_its_correction(browser: Browser, 
             at = edit["offset"] + edit["length"]
         assert rebuilt + text[at:] == answer["text"]
         assert all(edit["id"].startswith("device-") and edit["type"] for edit in answer["edits"])
-    page.close()
 
 
 def test_auto_uses_the_server_when_the_device_engine_cannot_load(
-    browser: Browser, bundled_server: RunningServer
+    new_page: Callable[[], Page], bundled_server: RunningServer
 ) -> None:
-    page = browser.new_page()
+    page = new_page()
     page.route("**/device/model.json", lambda route: route.fulfill(status=503, body="{}"))
     page.goto(f"{bundled_server.url}/editor?engine=auto")
     page.wait_for_selector("body[data-loaded]")
@@ -128,23 +145,23 @@ def test_auto_uses_the_server_when_the_device_engine_cannot_load(
         "window.gecserve.correct('i saw a apple', {engine: 'device'}).then(() => null, (e) => e.reason)"
     )
     assert refused == "engine_unavailable"
-    page.close()
 
 
-def test_auto_answers_from_the_device_once_it_has_loaded(browser: Browser, bundled_server: RunningServer) -> None:
-    page = open_editor(browser, bundled_server, "auto")
+def test_auto_answers_from_the_device_once_it_has_loaded(
+    new_page: Callable[[], Page], bundled_server: RunningServer
+) -> None:
+    page = open_editor(new_page(), bundled_server, "auto")
     page.evaluate("window.gecserve.engine('device').load()")
     before = correct_requests(bundled_server)
     answers = page.evaluate(CORRECT_IN_PAGE, [[SENTENCE], "auto"])
     assert answers[0]["engine"] == "device" and answers[0]["text"] == CORRECTED
     assert correct_requests(bundled_server) == before
-    page.close()
 
 
 def test_the_editor_corrects_with_the_device_engine_and_says_what_it_is(
-    browser: Browser, bundled_server: RunningServer
+    new_page: Callable[[], Page], bundled_server: RunningServer
 ) -> None:
-    page = open_editor(browser, bundled_server, "device")
+    page = open_editor(new_page(), bundled_server, "device")
     note = page.text_content("#engine-note")
     assert "non-commercial research use only" in note and "sent nowhere" in note
     page.fill("#editor", SENTENCE)
@@ -161,4 +178,3 @@ def test_the_editor_corrects_with_the_device_engine_and_says_what_it_is(
     page.wait_for_selector("#paragraphs li[data-status='error']", timeout=60_000)
     page.fill("#editor", f"😀😀😀\n\n{SENTENCE}")
     page.wait_for_selector("#backdrop mark[data-replacement='went']", timeout=60_000)
-    page.close()
