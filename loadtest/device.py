@@ -72,11 +72,17 @@ def renderer_uss() -> dict[int, int]:
     return found
 
 
-def growth(context: Any, url: str, work: Callable[[Any], object]) -> int:
-    """How much a new page's renderer grows (USS, bytes) while ``work(page)`` runs in it."""
+def open_page(context: Any, url: str) -> Any:
+    """A new page of ``context`` at ``url`` (the editor), once its script has started."""
     page = context.new_page()
     page.goto(url)
     page.wait_for_selector("body[data-loaded]")
+    return page
+
+
+def growth(context: Any, url: str, work: Callable[[Any], object]) -> int:
+    """How much a new page's renderer grows (USS, bytes) while ``work(page)`` runs in it."""
+    page = open_page(context, url)
     before = renderer_uss()
     work(page)
     after = renderer_uss()
@@ -86,9 +92,7 @@ def growth(context: Any, url: str, work: Callable[[Any], object]) -> int:
 
 def to_ready(context: Any, url: str) -> dict[str, Any]:
     """Load the device engine in a new page of ``context``: bytes transferred and seconds."""
-    page = context.new_page()
-    page.goto(url)
-    page.wait_for_selector("body[data-loaded]")
+    page = open_page(context, url)
     info = page.evaluate(LOAD)
     page.close()
     return {"bytes_transferred": info["transferred"], "model_bytes": info["bytes"], "seconds": info["seconds"]}
@@ -111,9 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             url = f"{server.url}/editor?engine=device"
             context = browser.new_context()
             loads = {"first load": to_ready(context, url), "from the cache": to_ready(context, url)}
-            page = context.new_page()
-            page.goto(url)
-            page.wait_for_selector("body[data-loaded]")
+            page = open_page(context, url)
             page.evaluate(LOAD)
             seconds: dict[str, list[float]] = {"device": [], "server": []}
             for round_ in range(args.rounds):

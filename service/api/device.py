@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response
 
 from service.api.dashboard import STATIC
 from service.api.responses import error_response
@@ -127,12 +127,11 @@ def device_router(model_dir: Path, max_text_chars: int, runtime_dir: Path = RUNT
         headers = {"Cache-Control": IMMUTABLE, "ETag": f'"{digest}"', "Vary": "Accept-Encoding"}
         if request.headers.get("if-none-match") == f'"{digest}"':
             return Response(status_code=304, headers=headers)
-        if "gzip" in request.headers.get("accept-encoding", ""):
-            async with compressing:
-                body = await asyncio.to_thread(_gzipped, path)
-            headers["Content-Encoding"] = "gzip"
-        else:
-            body = await asyncio.to_thread(path.read_bytes)
-        return Response(body, media_type=MEDIA_TYPES.get(path.suffix, "application/octet-stream"), headers=headers)
+        media_type = MEDIA_TYPES.get(path.suffix, "application/octet-stream")
+        if "gzip" not in request.headers.get("accept-encoding", ""):
+            return FileResponse(path, media_type=media_type, headers=headers)  # streamed, not read whole
+        async with compressing:
+            body = await asyncio.to_thread(_gzipped, path)
+        return Response(body, media_type=media_type, headers={**headers, "Content-Encoding": "gzip"})
 
     return router

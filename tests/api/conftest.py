@@ -6,7 +6,9 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
+from playwright.sync_api import Browser
 
+from loadtest.browser import chromium
 from loadtest.spawn import start_server as spawn_server
 from service.config import DEFAULT_MODEL
 from tests.api.private_redis import PrivateRedis
@@ -26,6 +28,13 @@ def bundled(tmp_path_factory) -> Iterator[RunningServer]:
     running = spawn_server(DEFAULT_MODEL, tmp_path_factory.mktemp("bundled"), cwd=ROOT, cache_size=0)
     yield running
     running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """A headless Chromium for the browser tests of one module (``tests.conftest.NEEDS_CHROMIUM``)."""
+    with chromium() as running:
+        yield running
 
 
 @pytest.fixture

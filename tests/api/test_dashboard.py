@@ -13,16 +13,15 @@ import pytest
 import yaml
 from playwright.sync_api import Page
 
-from loadtest.browser import CHROMIUM, chromium
 from tests.api.clients import post
 from tests.api.server import RunningServer, start_server
 from tests.api.test_experiments import ADMIN, EXPERIMENT, KEY
-from tests.conftest import REDIS_URL
+from tests.conftest import NEEDS_CHROMIUM, REDIS_URL
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.server,
-    pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)"),
+    NEEDS_CHROMIUM,
 ]
 
 TEXTS = ["i saw a apple. We visited a island last week.", "Tom found a honest owl.", "He go home every days."]
@@ -36,12 +35,6 @@ def ab_server(tmp_path_factory) -> Iterator[RunningServer]:
     running = start_server(folder, experiment=path, admin_key=KEY, cache_size=0)
     yield running
     running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as running:
-        yield running
 
 
 def report(server: RunningServer, name: str) -> dict:

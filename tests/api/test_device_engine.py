@@ -12,7 +12,6 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page
 
-from loadtest.browser import CHROMIUM, chromium
 from service.config import DEFAULT_MODEL
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
@@ -20,12 +19,12 @@ from service.engine.manifest import ModelManifest
 from service.text.segment import split_sentences
 from tests.api.clients import metric
 from tests.api.server import RunningServer, start_server
-from tests.conftest import DEV_DATA
+from tests.conftest import DEV_DATA, NEEDS_CHROMIUM
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.server,
-    pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)"),
+    NEEDS_CHROMIUM,
 ]
 
 SENTENCE = "He go to school every days."
@@ -45,12 +44,6 @@ def bundled_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running
     running = start_server(tmp_path_factory.mktemp("device"), DEFAULT_MODEL, lm_review=False, cache_size=0)
     yield running
     running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as running:
-        yield running
 
 
 @pytest.fixture

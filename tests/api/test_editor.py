@@ -11,14 +11,14 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page
 
-from loadtest.browser import CHROMIUM, chromium
 from tests.api.clients import post
 from tests.api.server import RunningServer
+from tests.conftest import NEEDS_CHROMIUM
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.server,
-    pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)"),
+    NEEDS_CHROMIUM,
 ]
 
 SENTENCE = "i saw a apple yesterday."
@@ -37,12 +37,6 @@ window.fetch = async (url, init) => {
   return response;
 };
 """
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as running:
-        yield running
 
 
 @pytest.fixture

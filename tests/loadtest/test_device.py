@@ -8,13 +8,12 @@ import json
 import pytest
 
 from loadtest import device
-from loadtest.browser import CHROMIUM
-from tests.conftest import FIXTURE_MODEL
+from tests.conftest import FIXTURE_MODEL, NEEDS_CHROMIUM
 
 pytestmark = [
     pytest.mark.server,
     pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)"),
+    NEEDS_CHROMIUM,
 ]
 
 
