@@ -112,7 +112,7 @@ def language_models(data: Path, sizes: Sequence[tuple[int, int]]) -> dict[str, t
             model.save(path)
             disk = path.stat().st_size
             model = NgramModel.load(path)
-        memory = sum(keys.nbytes + counts.nbytes for keys, counts in model.tables)
+        memory = model.tables.nbytes
         sized = {"lm_entries": model.entries, "lm_disk_mb": disk / 2**20, "lm_memory_mb": memory / 2**20}
         reviews[f"order {order}, seen >= {min_count}"] = (LanguageModelReview(model), sized)
     return reviews

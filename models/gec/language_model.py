@@ -62,7 +62,7 @@ def ship_language_model(model_dir: Path, data: Path, order: int = ORDER, min_cou
         "order": order,
         "min_count": min_count,
         "tokens": model.total,
-        "entries": {str(n + 1): len(keys) for n, (keys, _) in enumerate(model.tables)},
+        "entries": {str(n): len(model.tables.table(n)[0]) for n in range(1, model.order + 1)},
         "sources": [path.name for path in files],
         "bytes": (model_dir / FILE).stat().st_size,
         "seconds": round(time.monotonic() - started, 1),

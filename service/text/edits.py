@@ -63,6 +63,8 @@ def _walk(text: str) -> list[str]:
 
 def extract_edits(source: str, corrected: str) -> list[Edit]:
     """Minimal word-level edits that turn ``source`` into ``corrected`` (see the module docstring)."""
+    if source == corrected:  # most sentences: no diff to run
+        return []
     a, b = tokenize(source), tokenize(corrected)
     starts = _token_starts(a)
     edits = []

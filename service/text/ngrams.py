@@ -4,8 +4,9 @@ Text is read as lowercased tokens: words (letters with inner apostrophes), numbe
 each other character, between ``<s>`` and ``</s>``. An n-gram of order 1 to ``order`` is kept under a 32-bit
 fingerprint of its tokens (``fingerprints``), one sorted table per order with its counts, so the model is a few
 numpy arrays (no dictionary of strings): a fingerprint that two n-grams share only adds their counts, and a
-sentence's n-grams are looked up all at once with ``searchsorted``. ``models.gec.language_model`` counts them in
-the monolingual data and the training targets.
+sentence's n-grams are looked up all at once (``FingerprintTables``: a directory by the fingerprints' top bits, so a
+look-up reads two places rather than binary-searching a table the engine's run has pushed out of the caches).
+``models.gec.language_model`` counts them in the monolingual data and the training targets.
 
 The score of a token given the tokens before it is stupid backoff (Brants et al., 2007): the count of the longest
 n-gram ending in it that was seen, over the count of its context, times 0.4 for each order backed off; a token
@@ -29,6 +30,7 @@ START, END, NUMBER = "<s>", "</s>", "<num>"
 BACKOFF = math.log10(0.4)
 _MULTIPLIER = np.uint64(1099511628211)  # FNV's 64-bit prime: the rolling hash of an n-gram's token keys
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # spreads the rolling hash before its top 32 bits become the fingerprint
+MAX_BITS = 24  # a look-up directory of at most 16 M entries (64 MB)
 
 
 def tokens_with_spans(text: str) -> tuple[list[str], list[tuple[int, int]]]:
@@ -45,8 +47,9 @@ def tokens_with_spans(text: str) -> tuple[list[str], list[tuple[int, int]]]:
 
 
 def tokens_of(text: str) -> list[str]:
-    """``text``'s tokens as the model counts them, between the sentence markers."""
-    return tokens_with_spans(text)[0]
+    """``text``'s tokens as the model counts them, between the sentence markers (``tokens_with_spans`` without the
+    spans, found without a match object each)."""
+    return [START, *(NUMBER if token[0].isdigit() else token.lower() for token in TOKEN.findall(text)), END]
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -70,20 +73,72 @@ def fingerprints(keys: np.ndarray, order: int) -> np.ndarray:
     return (rolling * _MIX) >> np.uint64(32)
 
 
+class FingerprintTables:
+    """Every order's sorted 32-bit fingerprints and their counts, end to end, and a directory of where each value of
+    a fingerprint's top bits begins in its order's table: at least as many directory entries as fingerprints (up to
+    ``2**MAX_BITS``), so a bucket holds about one, and at most ``width``. A look-up reads its bucket's two edges and
+    the bucket, for every order and position of a batch at once (rather than binary-searching tables that the
+    engine's run has pushed out of the caches)."""
+
+    def __init__(self, tables: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        self.sizes = [len(keys) for keys, _ in tables]
+        self.keys = np.concatenate([np.asarray(keys, dtype=np.uint32) for keys, _ in tables])
+        self.counts = np.concatenate([np.asarray(counts, dtype=np.uint32) for _, counts in tables])
+        bits = [min(MAX_BITS, max(1, (size - 1).bit_length())) for size in self.sizes]
+        directories, first = [], 0
+        for (keys, _), width in zip(tables, bits, strict=True):
+            bounds = np.arange((1 << width) + 1, dtype=np.uint64) << np.uint64(32 - width)
+            directories.append(np.searchsorted(np.asarray(keys, dtype=np.uint64), bounds) + first)
+            first += len(keys)
+        self.edges = np.concatenate(directories).astype(np.int32)
+        self.shifts = np.array([32 - width for width in bits], dtype=np.uint32)[:, None]
+        self.directory_starts = np.cumsum([0, *[len(d) for d in directories[:-1]]])[:, None]
+        self.width = max(int(np.diff(d).max(initial=0)) for d in directories)
+
+    def table(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The fingerprints of order ``n`` (1 to ``order``) and their counts."""
+        first = sum(self.sizes[: n - 1])
+        return self.keys[first : first + self.sizes[n - 1]], self.counts[first : first + self.sizes[n - 1]]
+
+    @property
+    def nbytes(self) -> int:
+        return self.keys.nbytes + self.counts.nbytes + self.edges.nbytes
+
+    def look_up(self, prints: np.ndarray) -> np.ndarray:
+        """``prints`` is ``[order, length]`` (uint32), row ``n - 1`` fingerprints of order ``n``: the count of each,
+        0 for one not in its order's table."""
+        if not self.width:
+            return np.zeros(prints.shape, dtype=np.uint32)
+        flat = prints.ravel()
+        bucket = ((prints >> self.shifts).astype(np.intp) + self.directory_starts).ravel()
+        start, stop = self.edges[bucket], self.edges[bucket + 1]
+        at = np.minimum(start, len(self.keys) - 1)
+        first = self.keys[at]
+        found = np.where((start < stop) & (first == flat), self.counts[at], 0)
+        # a bucket's keys are sorted: only a key past its first one, in a bucket of more, is still to be looked for
+        rest = np.flatnonzero((first < flat) & (stop - start > 1))
+        if len(rest):
+            window = start[rest, None] + np.arange(1, self.width)
+            inside = window < stop[rest, None]
+            window = np.where(inside, window, 0)
+            matches = (self.keys[window] == flat[rest, None]) & inside
+            rows, hit = np.arange(len(rest)), matches.argmax(axis=1)
+            found[rest] = np.where(matches[rows, hit], self.counts[window[rows, hit]], 0)
+        return found.reshape(prints.shape)
+
+
 class NgramModel:
-    """Counts of n-grams of orders 1 to ``order``: ``tables[n - 1]`` is ``(sorted fingerprints, counts)``;
-    ``total`` is the number of tokens counted."""
+    """Counts of n-grams of orders 1 to ``order`` (``tables``, given as each order's sorted fingerprints and their
+    counts); ``total`` is the number of tokens counted."""
 
     def __init__(self, tables: list[tuple[np.ndarray, np.ndarray]], total: int) -> None:
-        self.tables = [
-            (np.ascontiguousarray(k, dtype=np.uint32), np.ascontiguousarray(c, dtype=np.uint32)) for k, c in tables
-        ]
+        self.tables = FingerprintTables(tables)
         self.order = len(tables)
         self.total = total
 
     @property
     def entries(self) -> int:
-        return sum(len(keys) for keys, _ in self.tables)
+        return len(self.tables.keys)
 
     def counts(self, tokens: Sequence[str]) -> np.ndarray:
         """``[order, len(tokens)]``: the count of the n-gram of each order ending at each token (0 where unseen or
@@ -91,15 +146,8 @@ class NgramModel:
         return self._counts(token_keys(tokens))
 
     def _counts(self, keys: np.ndarray) -> np.ndarray:
-        prints = fingerprints(keys, self.order).astype(np.uint32)
-        found = np.zeros(prints.shape, dtype=np.float64)
-        for n, (table, counts) in enumerate(self.tables):
-            if not len(table):
-                continue
-            # each distinct n-gram once, in order: a batch of candidates repeats most of its n-grams
-            distinct, where = np.unique(prints[n, n:], return_inverse=True)
-            at = np.minimum(np.searchsorted(table, distinct), len(table) - 1)
-            found[n, n:] = np.where(table[at] == distinct, counts[at], 0)[where]
+        found = self.tables.look_up(fingerprints(keys, self.order).astype(np.uint32)).astype(np.float64)
+        found[np.arange(len(keys)) < np.arange(self.order)[:, None]] = 0  # no n-gram of order n ends before n - 1
         return found
 
     def token_scores(self, tokens: Sequence[str]) -> np.ndarray:
@@ -142,25 +190,35 @@ class NgramModel:
         flat: list[int] = []
         sizes: list[int] = []
         firsts: list[int] = []
+        windows: dict[tuple[int, int], int] = {}  # each unedited window once: the edits at a place share it
+        edited_at: list[int] = []  # where each edit's window is in `sizes`
+        unedited_at: list[int] = []  # where the unedited window it is compared with is
         for position, removed, inserted in edits:
             start = max(0, position - reach)
             after = sentence[position + removed : position + removed + reach]
             edited = [*sentence[start:position], *inserted, *after]
-            unedited = sentence[start : position + removed + reach]
+            edited_at.append(len(sizes))
             flat += edited
-            flat += unedited
-            sizes += (len(edited), len(unedited))
-            firsts += (position - start, position - start)
+            sizes.append(len(edited))
+            firsts.append(position - start)
+            if (position, removed) not in windows:
+                windows[position, removed] = len(sizes)
+                unedited = sentence[start : position + removed + reach]
+                flat += unedited
+                sizes.append(len(unedited))
+                firsts.append(position - start)
+            unedited_at.append(windows[position, removed])
         lengths = np.array(sizes, dtype=np.int64)
         per_token = np.concatenate([[0.0], self._scores(np.array(flat, dtype=np.uint64))])
         starts = np.cumsum(lengths) - lengths
         scored = np.arange(len(per_token)) - np.repeat(starts, lengths) >= np.repeat(firsts, lengths)
         sums = np.add.reduceat(np.where(scored, per_token, 0.0), starts)
-        return sums[0::2] - sums[1::2]
+        return sums[edited_at] - sums[unedited_at]
 
     def save(self, path: Path) -> None:
-        arrays = {f"keys{n + 1}": keys for n, (keys, _) in enumerate(self.tables)}
-        arrays |= {f"counts{n + 1}": counts for n, (_, counts) in enumerate(self.tables)}
+        arrays = {}
+        for n in range(1, self.order + 1):
+            arrays[f"keys{n}"], arrays[f"counts{n}"] = self.tables.table(n)
         with path.open("wb") as handle:
             np.savez_compressed(handle, total=np.array(self.total, dtype=np.int64), **arrays)
 

@@ -1,5 +1,5 @@
 """The n-gram language model on a tiny corpus: its counts, stupid backoff's scores computed by hand, batched scores
-equal to one-by-one scores, and a save/load round trip."""
+equal to one-by-one scores, and a save/load round trip; its fingerprint tables' look-ups against a dictionary."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models.gec.language_model import count_ngrams
-from service.text.ngrams import BACKOFF, NgramModel, token_keys, tokens_of
+from service.text.ngrams import BACKOFF, FingerprintTables, NgramModel, token_keys, tokens_of, tokens_with_spans
 
 CORPUS = ["The cat sat on the mat.", "The cat sat on the mat.", "The dog sat on the rug.", "A cat ate 3 fish."]
 
@@ -34,6 +34,17 @@ def test_tokens_are_lowercased_words_numbers_and_marks() -> None:
         "!",
         "</s>",
     ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.one_of(st.sampled_from("aZ'0.,9 \n-İıſKß"), st.characters()), max_size=40))
+def test_tokens_alone_are_the_tokens_with_spans(text: str) -> None:
+    assert tokens_of(text) == tokens_with_spans(text)[0]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "İstanbul's ſ K 1,000.5", "a\nb", "x" * 500])
+def test_tokens_alone_are_the_tokens_with_spans_at_the_edges(text: str) -> None:
+    assert tokens_of(text) == tokens_with_spans(text)[0]
 
 
 def test_counts_are_the_corpus_counts(model: NgramModel) -> None:
@@ -76,7 +87,7 @@ def test_batched_scores_equal_one_by_one(texts: list[str]) -> None:
 
 def test_pruning_keeps_every_word_and_the_frequent_ngrams() -> None:
     pruned = count_ngrams(CORPUS, order=3, min_count=2)
-    assert len(pruned.tables[0][0]) == len(count_ngrams(CORPUS, order=3, min_count=1).tables[0][0])
+    assert len(pruned.tables.table(1)[0]) == len(count_ngrams(CORPUS, order=3, min_count=1).tables.table(1)[0])
     found = pruned.counts(tokens_of("the dog sat on the rug"))
     assert found[1, 2] == 0  # "the dog" was seen once: pruned
     assert found[2, 4] == 0 and found[1, 4] == 3  # "dog sat on" was seen once: pruned; "sat on" three times
@@ -87,8 +98,8 @@ def test_save_and_load_give_the_same_model(model: NgramModel, tmp_path: Path) ->
     model.save(tmp_path / "ngrams.npz")
     loaded = NgramModel.load(tmp_path / "ngrams.npz")
     assert (loaded.order, loaded.total, loaded.entries) == (model.order, model.total, model.entries)
-    for (keys, counts), (keys2, counts2) in zip(model.tables, loaded.tables, strict=True):
-        assert np.array_equal(keys, keys2) and np.array_equal(counts, counts2)
+    for n in range(1, model.order + 1):
+        assert all(map(np.array_equal, model.tables.table(n), loaded.tables.table(n)))
 
 
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "rug", "a", ".", "fish", "zebra"]
@@ -112,3 +123,26 @@ def test_an_edit_s_delta_is_the_change_of_the_whole_sentence_s_score(words: list
     expected = [model.token_scores(tokens[:p] + ins + tokens[p + r :]).sum() - whole for p, r, ins in edits]
     keys = token_keys(tokens)
     assert model.deltas(keys, [(p, r, token_keys(ins)) for p, r, ins in edits]) == pytest.approx(expected)
+
+
+FINGERPRINTS = st.integers(0, 2**32 - 1)
+
+
+STORED = st.dictionaries(  # fingerprint -> count; crowded buckets at both ends too
+    st.one_of(FINGERPRINTS, st.integers(0, 63), st.integers(2**32 - 64, 2**32 - 1)),
+    st.integers(1, 2**32 - 1),
+    max_size=300,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(orders=st.lists(STORED, min_size=1, max_size=4), others=st.lists(FINGERPRINTS, max_size=50))
+def test_the_tables_find_each_order_s_counts_and_zero_for_the_rest(
+    orders: list[dict[int, int]], others: list[int]
+) -> None:
+    tables = FingerprintTables(
+        [(np.array(sorted(s), dtype=np.uint32), np.array([s[k] for k in sorted(s)], dtype=np.uint32)) for s in orders]
+    )
+    asked = [*(fingerprint for stored in orders for fingerprint in stored), *others, 0, 2**32 - 1]
+    found = tables.look_up(np.array([asked] * len(orders), dtype=np.uint32))
+    assert found.tolist() == [[stored.get(fingerprint, 0) for fingerprint in asked] for stored in orders]
