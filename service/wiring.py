@@ -27,7 +27,7 @@ from service.batching import BatchPolicy, Job
 from service.batching.stream_worker import ConsumerEvents, StreamConsumer
 from service.batching.streams import StreamKeys
 from service.config import Settings
-from service.engine.allocator import IdleRelease, keep_freed_blocks
+from service.engine.allocator import IdleRelease, keep_freed_blocks, release_free_memory
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.manifest import ModelFolderError, ModelManifest, check_model_folder
@@ -197,6 +197,7 @@ class ModelBuilder:
                     self.metrics,
                 )
             else:
+                release_free_memory()  # what loaded before freed is not this model's to reuse and not count
                 resident = psutil.Process().memory_info().rss
                 engines, _ = await asyncio.gather(self._engines(source), preprocessor.start())
                 memory = max(0, psutil.Process().memory_info().rss - resident)

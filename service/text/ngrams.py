@@ -31,6 +31,7 @@ BACKOFF = math.log10(0.4)
 _MULTIPLIER = np.uint64(1099511628211)  # FNV's 64-bit prime: the rolling hash of an n-gram's token keys
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # spreads the rolling hash before its top 32 bits become the fingerprint
 MAX_BITS = 24  # a look-up directory of at most 16 M entries (64 MB)
+DIRECTORY_CHUNK = 1 << 16
 
 
 def tokens_with_spans(text: str) -> tuple[list[str], list[tuple[int, int]]]:
@@ -85,15 +86,22 @@ class FingerprintTables:
         self.keys = np.concatenate([np.asarray(keys, dtype=np.uint32) for keys, _ in tables])
         self.counts = np.concatenate([np.asarray(counts, dtype=np.uint32) for _, counts in tables])
         bits = [min(MAX_BITS, max(1, (size - 1).bit_length())) for size in self.sizes]
-        directories, first = [], 0
-        for (keys, _), width in zip(tables, bits, strict=True):
-            bounds = np.arange((1 << width) + 1, dtype=np.uint64) << np.uint64(32 - width)
-            directories.append(np.searchsorted(np.asarray(keys, dtype=np.uint64), bounds) + first)
-            first += len(keys)
-        self.edges = np.concatenate(directories).astype(np.int32)
+        lengths = [(1 << width) + 1 for width in bits]  # each order's buckets and the end of its table
+        self.edges = np.empty(sum(lengths), dtype=np.int32)
+        self.directory_starts = np.cumsum([0, *lengths[:-1]])[:, None]
         self.shifts = np.array([32 - width for width in bits], dtype=np.uint32)[:, None]
-        self.directory_starts = np.cumsum([0, *[len(d) for d in directories[:-1]]])[:, None]
-        self.width = max(int(np.diff(d).max(initial=0)) for d in directories)
+        first, self.width = 0, 0
+        for size, width, start in zip(self.sizes, bits, self.directory_starts[:, 0], strict=True):
+            keys = self.keys[first : first + size]
+            for chunk in range(0, 1 << width, DIRECTORY_CHUNK):  # in chunks: no directory-sized temporary
+                bounds = np.arange(chunk, min(chunk + DIRECTORY_CHUNK, 1 << width), dtype=np.uint32)
+                found = np.searchsorted(keys, bounds << np.uint32(32 - width))
+                self.edges[start + chunk : start + chunk + len(bounds)] = found + first
+            self.edges[start + (1 << width)] = first + size
+            for chunk in range(0, 1 << width, DIRECTORY_CHUNK):
+                edges = self.edges[start + chunk : start + min(chunk + DIRECTORY_CHUNK, 1 << width) + 1]
+                self.width = max(self.width, int((edges[1:] - edges[:-1]).max()))
+            first += size
 
     def table(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The fingerprints of order ``n`` (1 to ``order``) and their counts."""
