@@ -104,9 +104,13 @@ def check_model_folder(
     is one of its variants, and the files it names are there (the tokenizer; the variant's graphs where the
     caller ``decodes``; the spelling stage's files and the language model where ``spelling`` and ``review`` are
     on). ``ModelFolderError`` naming the folder or the file otherwise."""
-    if not path.is_dir():
-        raise ModelFolderError(f"{path}: {'not a folder' if path.exists() else 'no such folder'}")
-    if not (path / "manifest.json").is_file():
+    try:  # a name too long for the file system, or with a NUL, raises rather than not being there
+        folder, exists, has_manifest = path.is_dir(), path.exists(), (path / "manifest.json").is_file()
+    except (OSError, ValueError) as error:
+        raise ModelFolderError(f"{str(path)!r} cannot be a model folder: {error}") from error
+    if not folder:
+        raise ModelFolderError(f"{path}: {'not a folder' if exists else 'no such folder'}")
+    if not has_manifest:
         raise ModelFolderError(f"{path} is not a model folder: it has no manifest.json")
     try:
         manifest = ModelManifest.load(path)

@@ -93,6 +93,9 @@ def test_refusals_name_the_fault_and_the_running_models_keep_serving(server: Run
     assert refused.status_code == 400 and "encoder.int8.onnx" in refused.json()["error"]["message"]
 
     assert load(server, "nowhere", tmp_path / "nothing-here").json()["error"]["reason"] == "bad_model"
+    for unreadable in ("x" * 300, "a\u0000b", "Z\u0351\u0300" * 100):  # a name too long, a NUL, combining marks
+        refused = load(server, "nowhere", tmp_path / unreadable)
+        assert refused.status_code == 400 and refused.json()["error"]["reason"] == "bad_model"
     assert set(listing(server)) == {default}
 
     assert load(server, "second", versioned(tmp_path, "10")).status_code == 201
