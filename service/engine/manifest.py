@@ -105,7 +105,9 @@ def check_model_folder(
     caller ``decodes``; the spelling stage's files and the language model where ``spelling`` and ``review`` are
     on). ``ModelFolderError`` naming the folder or the file otherwise."""
     try:  # a name too long for the file system, or with a NUL, raises rather than not being there
-        folder, exists, has_manifest = path.is_dir(), path.exists(), (path / "manifest.json").is_file()
+        folder = path.is_dir()
+        exists = folder or path.exists()
+        has_manifest = folder and (path / "manifest.json").is_file()
     except (OSError, ValueError) as error:
         raise ModelFolderError(f"{str(path)!r} cannot be a model folder: {error}") from error
     if not folder:

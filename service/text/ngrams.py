@@ -34,13 +34,17 @@ MAX_BITS = 24  # a look-up directory of at most 16 M entries (64 MB)
 DIRECTORY_CHUNK = 1 << 16
 
 
+def _counted(token: str) -> str:
+    """A token as the model counts it: lowercased, a number as ``<num>``."""
+    return NUMBER if token[0].isdigit() else token.lower()
+
+
 def tokens_with_spans(text: str) -> tuple[list[str], list[tuple[int, int]]]:
     """``text``'s tokens as the model counts them, between the sentence markers, and where each stands in ``text``
     (the markers at its two ends)."""
     tokens, spans = [START], [(0, 0)]
     for match in TOKEN.finditer(text):
-        token = match.group().lower()
-        tokens.append(NUMBER if token[0].isdigit() else token)
+        tokens.append(_counted(match.group()))
         spans.append(match.span())
     tokens.append(END)
     spans.append((len(text), len(text)))
@@ -50,7 +54,7 @@ def tokens_with_spans(text: str) -> tuple[list[str], list[tuple[int, int]]]:
 def tokens_of(text: str) -> list[str]:
     """``text``'s tokens as the model counts them, between the sentence markers (``tokens_with_spans`` without the
     spans, found without a match object each)."""
-    return [START, *(NUMBER if token[0].isdigit() else token.lower() for token in TOKEN.findall(text)), END]
+    return [START, *map(_counted, TOKEN.findall(text)), END]
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -90,18 +94,20 @@ class FingerprintTables:
         self.edges = np.empty(sum(lengths), dtype=np.int32)
         self.directory_starts = np.cumsum([0, *lengths[:-1]])[:, None]
         self.shifts = np.array([32 - width for width in bits], dtype=np.uint32)[:, None]
-        first, self.width = 0, 0
+        first = 0
         for size, width, start in zip(self.sizes, bits, self.directory_starts[:, 0], strict=True):
             keys = self.keys[first : first + size]
             for chunk in range(0, 1 << width, DIRECTORY_CHUNK):  # in chunks: no directory-sized temporary
                 bounds = np.arange(chunk, min(chunk + DIRECTORY_CHUNK, 1 << width), dtype=np.uint32)
                 found = np.searchsorted(keys, bounds << np.uint32(32 - width))
                 self.edges[start + chunk : start + chunk + len(bounds)] = found + first
-            self.edges[start + (1 << width)] = first + size
-            for chunk in range(0, 1 << width, DIRECTORY_CHUNK):
-                edges = self.edges[start + chunk : start + min(chunk + DIRECTORY_CHUNK, 1 << width) + 1]
-                self.width = max(self.width, int((edges[1:] - edges[:-1]).max()))
             first += size
+            self.edges[start + (1 << width)] = first
+        # the largest bucket (an order's end is the next order's first edge: no step between them)
+        self.width = max(
+            int(np.diff(self.edges[chunk : chunk + DIRECTORY_CHUNK + 1]).max())
+            for chunk in range(0, len(self.edges) - 1, DIRECTORY_CHUNK)
+        )
 
     def table(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The fingerprints of order ``n`` (1 to ``order``) and their counts."""
