@@ -6,44 +6,29 @@
 
 Step k runs ``--step-users * --step-factor ** k`` users (or the k-th of ``--steps``) for
 ``--step-time`` seconds. Its first ``--step-settle`` seconds (users starting, queues filling) are
-left out; over the rest, every request's own latency is kept per request name (so per arm, as the
-locustfile names them), and the step's row per name gives requests, failures, throughput and exact
+left out; over the rest, until the tick that sees the step end (however late: the step's users ran
+until then), every answer's own latency is kept per request name (so per arm, as the locustfile
+names them), and the step's row per name gives requests, failures, throughput and exact
 p50/p95/p99 of the successful requests. A step is past the SLA when a name's p99 is over
 ``--sla-p99-ms`` or more than ``--sla-failures`` of its requests failed; the run stops after
 ``--sla-patience`` such steps in a row (one slow outlier among a step's few hundred requests is
-its p99, so one step past the SLA may be noise), or after the last step. Rows go to
-``PREFIX_steps.csv`` as each step ends (``loadtest/report.py`` reads them), and a line per name to
-the log. The offered load of a step is its users over the mean think time
-(``--think-time``): what they would send if every answer were instant.
+its p99, so one step past the SLA may be noise; a step in which no answer came back counts neither
+way), or after the last step. Rows go to ``PREFIX_steps.csv`` as each step ends
+(``loadtest/report.py`` reads them), and a line per name to the log. The offered load of a step is
+its users over the mean think time (``--think-time``): what they would send if every answer were
+instant.
 """
 
 from __future__ import annotations
 
 import csv
 import logging
-import math
-import time
-from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
 from locust import LoadTestShape, events
 
-STEP_COLUMNS = [
-    "step",
-    "users",
-    "offered_rps",
-    "type",
-    "name",
-    "requests",
-    "failures",
-    "rps",
-    "p50_ms",
-    "p95_ms",
-    "p99_ms",
-    "max_ms",
-    "within_sla",
-]
+from loadtest.steps import STEP_COLUMNS, Answers, Sla, ladder
+
 log = logging.getLogger("loadtest.steps")
 
 
@@ -61,36 +46,21 @@ def _options(parser) -> None:
     group.add_argument("--sla-patience", type=int, default=2, help="steps past the SLA in a row that end the run")
 
 
-def ladder(steps: str, first: int, factor: float, count: int) -> list[int]:
-    """Users per step: ``steps`` when given, else ``first`` growing by ``factor``, strictly increasing."""
-    if steps:
-        return [int(u) for u in steps.split(",")]
-    users: list[int] = []
-    for k in range(count):
-        users.append(max(users[-1] + 1 if users else 1, math.ceil(first * factor**k - 1e-9)))
-    return users
-
-
 class StepLoad(LoadTestShape):
     """Steps of more users; stops once steps in a row break the SLA (see the module's docstring)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.index = -1
-        self.window_start: float | None = None
-        self.latencies: dict[tuple[str, str], list[float]] = defaultdict(list)
-        self.failures: dict[tuple[str, str], int] = defaultdict(int)
+        self.step_start = 0.0  # run time at which this step's users were asked for
+        self.answers = Answers()
         self.rows: list[dict[str, object]] = []
         self.past_sla = 0  # steps past the SLA in a row
         events.request.add_listener(self._record)
 
     def _record(self, request_type: str, name: str, response_time: float, exception: object, **_: object) -> None:
-        if self.window_start is None:
-            return
-        if exception is None:
-            self.latencies[(request_type, name)].append(response_time)
-        else:
-            self.failures[(request_type, name)] += 1
+        latency = response_time if exception is None else None
+        self.answers.add(self.get_run_time(), request_type, name, latency)
 
     def tick(self) -> tuple[int, float] | None:
         options = self.runner.environment.parsed_options
@@ -99,55 +69,38 @@ class StepLoad(LoadTestShape):
         index = int(now // options.step_time)
         if index != self.index:
             if self.index >= 0:
-                self._finish(options, users[self.index])
+                self._finish(options, users[self.index], now)
             if self.past_sla >= options.sla_patience or index >= len(users):
                 return None
-            self.index, self.window_start = index, None
-        if self.window_start is None and now - index * options.step_time >= options.step_settle:
-            self.latencies.clear()
-            self.failures.clear()
-            self.window_start = time.perf_counter()
+            self.index, self.step_start = index, now
         return users[index], float(users[index])
 
-    def _finish(self, options, users: int) -> None:
-        elapsed = time.perf_counter() - self.window_start if self.window_start is not None else 0.0
+    def _finish(self, options, users: int, now: float) -> None:
+        sla = Sla(options.sla_p99_ms, options.sla_failures)
         think = getattr(options, "think_time", None)
-        step_within = True
-        for key in sorted(set(self.latencies) | set(self.failures)):
-            times, failed = self.latencies.get(key, []), self.failures.get(key, 0)
-            p50, p95, p99 = np.percentile(times, [50, 95, 99]) if times else (math.nan,) * 3
-            total = len(times) + failed
-            within = p99 <= options.sla_p99_ms and failed <= options.sla_failures * total
-            step_within &= within
-            row = {
-                "step": self.index,
-                "users": users,
-                "offered_rps": users / think if think else math.nan,
-                "type": key[0],
-                "name": key[1],
-                "requests": total,
-                "failures": failed,
-                "rps": total / elapsed if elapsed else math.nan,
-                "p50_ms": float(p50),
-                "p95_ms": float(p95),
-                "p99_ms": float(p99),
-                "max_ms": max(times) if times else math.nan,
-                "within_sla": within,
-            }
-            self.rows.append(row)
+        start = self.step_start + options.step_settle
+        rows = self.answers.step(self.index, users, start, now, sla, think)
+        for row in rows:
             log.info(
                 "step %d, %d users: %s %s %.1f req/s, p50 %.1f p95 %.1f p99 %.1f ms, %d failed%s",
                 self.index,
                 users,
-                *key,
+                row["type"],
+                row["name"],
                 row["rps"],
-                p50,
-                p95,
-                p99,
-                failed,
-                "" if within else f": past the SLA (p99 {options.sla_p99_ms:g} ms)",
+                row["p50_ms"],
+                row["p95_ms"],
+                row["p99_ms"],
+                row["failures"],
+                "" if row["within_sla"] else f": past the SLA (p99 {options.sla_p99_ms:g} ms)",
             )
-        self.past_sla = 0 if step_within else self.past_sla + 1
+        if rows:
+            self.past_sla = 0 if all(row["within_sla"] for row in rows) else self.past_sla + 1
+        else:
+            log.warning(
+                "step %d, %d users: no answer in %.1f s, the step counts neither way", self.index, users, now - start
+            )
+        self.rows += rows
         if options.csv_prefix:
             with Path(f"{options.csv_prefix}_steps.csv").open("w", newline="") as out:
                 writer = csv.DictWriter(out, STEP_COLUMNS)

@@ -61,7 +61,8 @@ def test_a_forced_arm_step_load_is_reported_per_step(ab_server, tmp_path):
     run = locust(ab_server, tmp_path, *args)
     assert run.returncode == 0, run.stdout + run.stderr
     steps = report.read_csv(prefix.with_name("steps_steps.csv"))
-    assert [(s["users"], s["name"]) for s in steps] == [(2, "correct autoregressive"), (5, "correct autoregressive")]
+    expected = [(2, "correct autoregressive"), (5, "correct autoregressive")]
+    assert [(s["users"], s["name"]) for s in steps] == expected, run.stderr[-3000:]
     assert all(s["requests"] > 0 and s["failures"] == 0 for s in steps)
     assert steps[1]["offered_rps"] == pytest.approx(5 / 0.2)
     out = tmp_path / "report"
@@ -80,7 +81,7 @@ def test_the_step_load_stops_after_two_steps_in_a_row_past_the_sla(ab_server, tm
     run = locust(ab_server, tmp_path, *args, "--csv", str(prefix))
     assert run.returncode == 0, run.stdout + run.stderr
     steps = report.read_csv(prefix.with_name("strict_steps.csv"))
-    assert [(s["users"], s["within_sla"]) for s in steps] == [(2, False), (3, False)]
+    assert [(s["users"], s["within_sla"]) for s in steps] == [(2, False), (3, False)], run.stderr[-3000:]
 
 
 def test_editors_accept_suggestions_at_each_arm_s_rate_and_the_report_counts_them(ab_server, tmp_path):
