@@ -1,7 +1,8 @@
 """What the browser's ``device`` engine downloads: ``GET /device/model.json`` and the files it names.
 
 The device engine (``static/device/``, in a Web Worker) runs the default model's int8 graphs, unchanged, in
-onnxruntime-web's wasm backend, with the model's tokenizer read by ``@huggingface/tokenizers``. Those two libraries
+onnxruntime-web's wasm backend, with the model's tokenizer read by ``@huggingface/tokenizers`` and, where the model
+has one, its vocabulary (which sentences read as English). Those two libraries
 are the *runtime*: ``make web`` installs them from ``package-lock.json`` into ``static/vendor/device/``.
 ``/device/model.json`` says what the engine needs: the graphs' contract (special ids, prefixes, layers, heads), the
 keep bias of each level, the model's licence, and the URL of every file, which carries the file's SHA-256
@@ -33,7 +34,12 @@ DEVICE_VARIANT = "int8"  # what a browser can hold: the shipped graphs, 27 MB
 RUNTIME_DIR = STATIC / "vendor" / "device"
 # role -> file in RUNTIME_DIR (make web)
 RUNTIME = {"ort": "ort.wasm.bundle.min.mjs", "wasm": "ort-wasm-simd-threaded.wasm", "tokenizers": "tokenizers.min.mjs"}
-MEDIA_TYPES = {".mjs": "text/javascript", ".wasm": "application/wasm", ".json": "application/json"}
+MEDIA_TYPES = {
+    ".mjs": "text/javascript",
+    ".wasm": "application/wasm",
+    ".json": "application/json",
+    ".txt": "text/plain; charset=utf-8",
+}
 IMMUTABLE = "public, max-age=31536000, immutable"
 
 
@@ -58,6 +64,8 @@ class DeviceFiles:
                 "decoder": graphs["decoder"],
                 "tokenizer": self.manifest.tokenizer,
             }
+            if self.manifest.vocabulary is not None:  # which sentences read as English (static/device/language.mjs)
+                model_files["vocabulary"] = self.manifest.vocabulary
             for role, name in model_files.items():
                 self._add(role, model_dir / name, self.manifest.files_sha256.get(name))
             for role, name in RUNTIME.items():

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from service.api.device import RUNTIME, RUNTIME_DIR, DeviceFiles
+from service.config import DEFAULT_MODEL
 from service.engine.manifest import ModelManifest
 from tests.api.server import RunningServer
 from tests.conftest import FIXTURE_MODEL
@@ -69,3 +70,11 @@ def test_no_device_engine_without_an_int8_variant_or_the_runtime(tmp_path: Path)
     assert "no int8 variant" in DeviceFiles(fp32_only, 100).missing
     assert "runtime is not installed" in DeviceFiles(FIXTURE_MODEL, 100, tmp_path / "nothing").missing
     assert DeviceFiles(FIXTURE_MODEL, 100).missing is None
+
+
+def test_a_model_with_a_vocabulary_sends_it_for_the_device_s_language_check() -> None:
+    manifest = ModelManifest.load(DEFAULT_MODEL)
+    vocabulary = DeviceFiles(DEFAULT_MODEL, 100).description()["files"]["vocabulary"]
+    digest = hashlib.sha256((DEFAULT_MODEL / manifest.vocabulary).read_bytes()).hexdigest()
+    assert vocabulary["url"] == f"/device/files/{digest}/{manifest.vocabulary}"
+    assert "vocabulary" not in DeviceFiles(FIXTURE_MODEL, 100).description()["files"]  # the fixture has none

@@ -362,7 +362,8 @@ function chooseEngine(name) {
 
 const DEVICE_NOTE =
   "runs the model in this browser (downloaded once, then cached): your text is sent nowhere. It has no spelling " +
-  "stage and no language-model review, and names fewer categories. The model's weights are licensed for " +
+  "stage and no language-model review, names fewer categories, and leaves alone sentences that are not plain " +
+  "prose (links, code, markdown, other scripts) or read as another language. The model's weights are licensed for " +
   "non-commercial research use only.";
 
 /** The note under the settings: why an engine cannot check, or what the device engine is and is not. */
@@ -381,7 +382,7 @@ function describeEngine() {
       const loaded = info ? ` Loaded ${info.name} ${info.version} in ${info.seconds.toFixed(1)} s (${(info.transferred / 1e6).toFixed(1)} MB transferred).` : "";
       text = state.engine === "device" ? `The device engine ${DEVICE_NOTE}${loaded}` :
         `Auto: the server answers until the device engine has loaded, if it cannot, and when it takes over ` +
-        `300 ms a sentence; then the device engine ${DEVICE_NOTE}${device.available ? loaded : ` (It cannot load: ${device.reason}.)`}`;
+        `300 ms a sentence or leaves a sentence alone; then the device engine ${DEVICE_NOTE}${device.available ? loaded : ` (It cannot load: ${device.reason}.)`}`;
     }
   } catch (error) {
     text = `${error.message}.`;

@@ -140,8 +140,10 @@
 
   /**
    * The device engine once it has loaded (its load starts with the first check), the server until then, when it
-   * cannot load, and for a text the device has not answered within `options.budgetMs` (default 300 ms) per
-   * sentence. The answer's `engine` says which answered.
+   * cannot load, for a text the device has not answered within `options.budgetMs` (default 300 ms) per sentence,
+   * and for a text with a sentence the device left as written because it is not plain prose (a URL, markdown,
+   * code, another script: the server reads those with its protected spans). The answer's `engine` says which
+   * answered.
    */
   function autoEngine(device, server) {
     return {
@@ -160,7 +162,8 @@
         });
         const answer = await Promise.race([device.correct(text, options).catch(() => null), late]);
         clearTimeout(timer);
-        return answer || server.correct(text, options);
+        const readAll = answer && !answer.sentences.some((sentence) => sentence.dropped === "protected");
+        return readAll ? answer : server.correct(text, options);
       },
     };
   }

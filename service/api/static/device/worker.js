@@ -1,17 +1,22 @@
 // The device engine's Web Worker: the model in the browser, off the page's thread.
 //
 // {type: "load", baseUrl, apiKey} reads /device/model.json (service/api/device.py), imports onnxruntime-web's wasm
-// build and @huggingface/tokenizers from the URLs it names, fetches the int8 graphs and the tokenizer (gzip; kept in
-// Cache Storage under URLs that carry their SHA-256) and answers {type: "ready", info} or {type: "error"}.
-// {type: "correct", id, text, keepBias} splits the text into sentences (Intl.Segmenter), decodes each with
-// decode.mjs's aggressive decoding, guards and diffs the outputs (edits.mjs) and answers {type: "result", id,
-// answer: {text, edits, sentences}} with UTF-16 offsets, as /v1/correct does, or {type: "error", id, message}.
+// build and @huggingface/tokenizers from the URLs it names, fetches the int8 graphs, the tokenizer and the vocabulary
+// (gzip; kept in Cache Storage under URLs that carry their SHA-256) and answers {type: "ready", info} or
+// {type: "error"}. {type: "correct", id, text, keepBias} splits the text into sentences (sentences.mjs), leaves as
+// written those that are not plain prose (protect.mjs: dropped "protected") or read as another language
+// (language.mjs: dropped "language"), decodes the others with decode.mjs's aggressive decoding, guards and diffs the
+// outputs (edits.mjs), keeps their numbers as written, and answers {type: "result", id, answer: {text, edits,
+// sentences}} with UTF-16 offsets, as /v1/correct does, or {type: "error", id, message}.
 
 import { decodeSentence } from "./decode.mjs";
 import { applyEdits, degenerate, diffEdits } from "./edits.mjs";
+import { commonWords, foreign } from "./language.mjs";
+import { isPlain, leftAlone, numbers, touches, touching } from "./protect.mjs";
+import { sentences } from "./sentences.mjs";
 
 const CACHE_NAME = "gecserve-device-model";
-let loaded = null; // {model, tokenizer, special, maxContent, keepBias}
+let loaded = null; // {model, tokenizer, special, maxContent, keepBias, common}
 let edited = 0; // edits made so far: each edit's id is unique in this page
 
 async function fetchOk(url, headers) {
@@ -53,7 +58,8 @@ async function load({ baseUrl, apiKey }) {
   const [ort, { Tokenizer }] = await Promise.all([import(url("ort")), import(url("tokenizers"))]);
   ort.env.wasm.numThreads = 1; // threads need a cross-origin-isolated page; one is what the figures are for
   ort.env.wasm.wasmPaths = { wasm: url("wasm") };
-  const keep = new Set(["encoder", "decoder", "tokenizer"].map((role) => new URL(url(role), self.location.href).href));
+  const roles = ["encoder", "decoder", "tokenizer", "vocabulary"].filter((role) => role in described.files);
+  const keep = new Set(roles.map((role) => new URL(url(role), self.location.href).href));
   // Memory over speed where speed does not change: no arena, no memory pattern, no prepacked copies of the weights
   // (bench device: the model's share 57 -> 48 MB, latency within noise, outputs the same).
   const options = {
@@ -70,6 +76,10 @@ async function load({ baseUrl, apiKey }) {
   const tokenizerJson = JSON.parse(new TextDecoder().decode(await cachedBytes(url("tokenizer"), headers, keep)));
   // Text that spells a special token ("<s>") is text, as the service's tokenizer reads it (encode_special_tokens).
   tokenizerJson.added_tokens = [];
+  // without a vocabulary every sentence reads as English
+  const common = described.files.vocabulary
+    ? commonWords(new TextDecoder().decode(await cachedBytes(url("vocabulary"), headers, keep)))
+    : new Set();
   const contract = described.contract;
   loaded = {
     model: {
@@ -83,6 +93,7 @@ async function load({ baseUrl, apiKey }) {
       ...contract.source_prefix_ids, ...contract.source_suffix_ids]),
     maxContent: contract.max_source_positions - contract.source_prefix_ids.length - contract.source_suffix_ids.length,
     keepBias: described.keep_bias,
+    common,
   };
   const transferred = performance.getEntriesByType("resource").reduce((sum, entry) => sum + (entry.transferSize || 0), 0);
   return {
@@ -96,36 +107,31 @@ async function load({ baseUrl, apiKey }) {
   };
 }
 
-/** The sentences of `text` as [start, end) spans without their trailing whitespace (UTF-16 offsets). */
-function sentences(text) {
-  const spans = [];
-  for (const { index, segment } of new Intl.Segmenter("en", { granularity: "sentence" }).segment(text)) {
-    const content = segment.trimEnd();
-    const lead = content.length - content.trimStart().length;
-    if (content.trim()) spans.push([index + lead, index + content.length]);
-  }
-  return spans;
-}
-
 /** The answer for `text`, in /v1/correct's shape: the corrected text and its edits (UTF-16 offsets), per sentence. */
 async function correct({ text, keepBias }) {
-  const { model, tokenizer, special, maxContent } = loaded;
+  const { model, tokenizer, special, maxContent, common } = loaded;
   const bias = keepBias ?? loaded.keepBias.default ?? 0;
   const edits = [];
   const details = [];
+  const protectedRuns = leftAlone(text);
+  const figures = numbers(text);
   for (const [start, end] of sentences(text)) {
     const source = text.slice(start, end);
-    const ids = tokenizer.encode(source, { add_special_tokens: false }).ids;
     const began = performance.now();
     const detail = { start, end, passes: 0, dropped: null };
-    if (ids.length > maxContent) detail.dropped = "too_long";
-    else {
+    if (touching(protectedRuns, start, end)) detail.dropped = "protected";
+    else if (foreign(source, common)) detail.dropped = "language";
+    const ids = detail.dropped ? null : tokenizer.encode(source, { add_special_tokens: false }).ids;
+    if (ids !== null && ids.length > maxContent) detail.dropped = "too_long";
+    else if (ids !== null) {
       const decoded = await decodeSentence(model, ids, { keepBias: bias });
       const kept = decoded.tokens.filter((id) => !special.has(id));
       const output = kept.length ? tokenizer.decode(kept, { skip_special_tokens: false, clean_up_tokenization_spaces: false }) : "";
       detail.passes = decoded.passes;
       detail.dropped = degenerate(source, output);
-      if (detail.dropped === null) edits.push(...diffEdits(source, output, start));
+      if (detail.dropped === null) {
+        edits.push(...diffEdits(source, output, start).filter((edit) => isPlain(edit.replacement) && !touches(edit, figures)));
+      }
     }
     detail.ms = performance.now() - began;
     details.push(detail);
