@@ -23,12 +23,13 @@ const LEFT_ALONE = [
   String.raw`(?<![A-Za-z0-9_])[a-z]+[A-Z]`, // camelCase, iPhone (not McDonald)
   String.raw`[A-Za-z0-9_]\(`, // f(x)
   String.raw`[A-Za-z0-9\-]\.[A-Za-z]|[A-Za-z]\.[0-9]`, // example.com, main.py, os.path, e.g.
-  String.raw`\d+\.\d+\.\d+\.\d+`, // an IP address
+  String.raw`(?<!\d)\d+\.\d+\.\d+\.\d`, // an IP address
   String.raw`::|--[A-Za-z]|localhost|0x[0-9A-Fa-f]|\.7z`, // std::vector, --flag, 0x1F, a.7z
   String.raw`\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b`, // a hash
   String.raw`\S{101,}`, // no word is that long
-  // code lines, as the service's _CODE_LINE finds them (lines end at "\n" alone, as there)
-  String.raw`(?<![^\n])[ \t]*(?:(?:import|from|def|class)[ \t][^\n]*|[)\]}]+[;,]?[ \t]*|[^\n]*\);[ \t]*)(?![^\n])`,
+  // code lines, as the service's _CODE_LINE finds them (lines end at "\n" alone, as there; the blanks that open a
+  // line taken once, as a possessive [ \t]*+ does, so that a line of blanks is not searched from each of them)
+  String.raw`(?<![^\n])(?=([ \t]*))\1(?:(?:import|from|def|class)[ \t][^\n]*|[)\]}]+[;,]?[ \t]*|[^\n]*\);[ \t]*)(?![^\n])`,
   // a markdown block marker opening a line (markdown-it ends lines at "\r" too)
   String.raw`(?<![^\n\r])[ \t]*(?:[-+>=]|\d{1,9}[.)])`,
 ].map((rule) => new RegExp(rule, "gu"));
@@ -36,25 +37,38 @@ const LEFT_ALONE = [
 // service/text/protect.py's _NUMBER, less what plain prose cannot hold (currencies, percent and degree signs)
 const NUMBER = /(?<![A-Za-z0-9_.,])(?:[vV](?=\d+\.\d))?[-+]?\d{1,64}(?:[.,:/'\u2019-]\d{1,64}){0,8}(?:[a-zA-Z]{1,3}\b)?/gu;
 
-const BLANK = /\s/u;
+const WORD_RUN = /\S+/gu;
 const spansOf = (pattern, text) => [...text.matchAll(pattern)].map((m) => [m.index, m.index + m[0].length]);
 
 /**
- * The [start, end) runs of `text` (UTF-16 offsets) that keep any sentence touching them from being corrected: each
- * stretch found, with the rest of its word (up to the blanks either side), as the service's atoms are whole words
- * and no edit may end where one starts or start where it ends.
+ * The [start, end) runs of `text` (UTF-16 offsets, sorted, disjoint) that keep any sentence touching them from being
+ * corrected: each stretch found, with the words it is in (up to the blanks either side), as the service's atoms are
+ * whole words and no edit may end where one starts or start where it ends. Linear in the text's length.
  */
 export function leftAlone(text) {
-  return LEFT_ALONE.flatMap((rule) => spansOf(rule, text)).map(([start, end]) => {
-    while (start > 0 && !BLANK.test(text[start - 1])) start -= 1;
-    while (end < text.length && !BLANK.test(text[end])) end += 1;
-    return [start, end];
-  });
+  const found = LEFT_ALONE.flatMap((rule) => spansOf(rule, text));
+  const flagged = new Uint8Array(text.length);
+  for (const [start, end] of found) flagged.fill(1, start, end);
+  const words = spansOf(WORD_RUN, text).filter(([start, end]) => flagged.subarray(start, end).includes(1));
+  const runs = [];
+  for (const [start, end] of [...found, ...words].sort((a, b) => a[0] - b[0])) {
+    const last = runs[runs.length - 1];
+    if (last && start <= last[1]) last[1] = Math.max(last[1], end);
+    else runs.push([start, end]);
+  }
+  return runs;
 }
 
-/** Whether `[start, end]` overlaps or touches one of `spans`. */
-export function touching(spans, start, end) {
-  return spans.some(([s, e]) => s <= end && e >= start);
+/** Whether `[start, end]` overlaps or touches one of `runs` (sorted, disjoint: a binary search). */
+export function touching(runs, start, end) {
+  let low = 0;
+  let high = runs.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (runs[middle][1] < start) low = middle + 1;
+    else high = middle;
+  }
+  return low < runs.length && runs[low][0] <= end;
 }
 
 /** Whether `text` holds only plain prose's characters (an edit bringing in any other is dropped). */
