@@ -166,19 +166,6 @@ def test_the_device_engine_leaves_another_language_alone(
     assert [s["dropped"] for s in answer["sentences"]] == [None, "language"]
 
 
-def test_auto_asks_the_server_for_a_text_the_device_leaves_a_sentence_of(
-    new_page: Callable[[], Page], bundled_server: RunningServer
-) -> None:
-    page = open_editor(new_page(), bundled_server, "auto")
-    page.evaluate("window.gecserve.engine('device').load()")
-    before = correct_requests(bundled_server)
-    text = f"{SENTENCE} See www.example.com/a_b for it."
-    answers = page.evaluate(CORRECT_IN_PAGE, [[text, SENTENCE], "auto"])
-    assert [a["engine"] for a in answers] == ["server", "device"]
-    assert answers[0]["text"] == f"{CORRECTED} See www.example.com/a_b for it."
-    assert correct_requests(bundled_server) == before + 1
-
-
 def test_auto_uses_the_server_when_the_device_engine_cannot_load(
     new_page: Callable[[], Page], bundled_server: RunningServer
 ) -> None:
@@ -198,7 +185,7 @@ def test_auto_uses_the_server_when_the_device_engine_cannot_load(
     assert refused == "engine_unavailable"
 
 
-def test_auto_answers_from_the_device_once_it_has_loaded(
+def test_auto_answers_from_the_device_once_it_has_loaded_and_from_the_server_what_the_device_leaves(
     new_page: Callable[[], Page], bundled_server: RunningServer
 ) -> None:
     page = open_editor(new_page(), bundled_server, "auto")
@@ -207,6 +194,11 @@ def test_auto_answers_from_the_device_once_it_has_loaded(
     answers = page.evaluate(CORRECT_IN_PAGE, [[SENTENCE], "auto"])
     assert answers[0]["engine"] == "device" and answers[0]["text"] == CORRECTED
     assert correct_requests(bundled_server) == before
+    text = f"{SENTENCE} See www.example.com/a_b for it."  # a sentence the device leaves: the server reads it all
+    answers = page.evaluate(CORRECT_IN_PAGE, [[text, SENTENCE], "auto"])
+    assert [a["engine"] for a in answers] == ["server", "device"]
+    assert answers[0]["text"] == f"{CORRECTED} See www.example.com/a_b for it."
+    assert correct_requests(bundled_server) == before + 1
 
 
 def test_the_editor_corrects_with_the_device_engine_and_says_what_it_is(

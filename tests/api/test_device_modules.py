@@ -25,6 +25,7 @@ from service.engine.decoding.alignment import Alignment
 from service.engine.manifest import ModelManifest
 from service.text.edits import Edit
 from service.text.guard import degenerate
+from service.text.offsets import utf16_offsets
 from service.text.protect import Kind, Span, find_protected
 from service.text.units import _touches
 from tests.conftest import DEV_DATA
@@ -124,14 +125,6 @@ def test_edits_applied_give_the_output_and_the_guard_agrees(cases: list[tuple[st
             assert {answer["guard"], degenerate(source, output)} <= {"overlap", None}
 
 
-def utf16_offsets(text: str) -> list[int]:
-    """Each code point's UTF-16 offset in ``text``, and the length at the end."""
-    offsets = [0]
-    for char in text:
-        offsets.append(offsets[-1] + (2 if ord(char) > 0xFFFF else 1))
-    return offsets
-
-
 def misreadings(texts: list[str]) -> tuple[list[tuple], int, int]:
     """The sentences ``protect.mjs`` lets the device correct that hold a span of ``protect.py`` other than a number
     (or touch a glued one), or whose numbers differ; and how many sentences there were, and were left alone."""
@@ -139,7 +132,7 @@ def misreadings(texts: list[str]) -> tuple[list[tuple], int, int]:
     wrong, total, left = [], 0, 0
     for text, found in zip(texts, answers, strict=True):
         at = utf16_offsets(text)
-        spans = [(at[span.start], at[span.end], span) for span in find_protected(text).spans]
+        spans = [(at(span.start), at(span.end), span) for span in find_protected(text).spans]
         for sentence in found:
             start, end = sentence["start"], sentence["end"]
             total += 1

@@ -118,12 +118,11 @@ async function correct({ text, keepBias }) {
   for (const [start, end] of sentences(text)) {
     const source = text.slice(start, end);
     const began = performance.now();
-    const detail = { start, end, passes: 0, dropped: null };
-    if (touching(protectedRuns, start, end)) detail.dropped = "protected";
-    else if (foreign(source, common)) detail.dropped = "language";
-    const ids = detail.dropped ? null : tokenizer.encode(source, { add_special_tokens: false }).ids;
-    if (ids !== null && ids.length > maxContent) detail.dropped = "too_long";
-    else if (ids !== null) {
+    const left = touching(protectedRuns, start, end) ? "protected" : foreign(source, common) ? "language" : null;
+    const detail = { start, end, passes: 0, dropped: left };
+    const ids = left ? [] : tokenizer.encode(source, { add_special_tokens: false }).ids;
+    if (ids.length > maxContent) detail.dropped = "too_long";
+    else if (!left) {
       const decoded = await decodeSentence(model, ids, { keepBias: bias });
       const kept = decoded.tokens.filter((id) => !special.has(id));
       const output = kept.length ? tokenizer.decode(kept, { skip_special_tokens: false, clean_up_tokenization_spaces: false }) : "";
