@@ -27,7 +27,7 @@ from service.batching import BatchPolicy, Job
 from service.batching.stream_worker import ConsumerEvents, StreamConsumer
 from service.batching.streams import StreamKeys
 from service.config import Settings
-from service.engine.allocator import IdleRelease, keep_freed_blocks, release_free_memory
+from service.engine.allocator import IdleRelease, release_free_memory
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.manifest import ModelFolderError, ModelManifest, check_model_folder
@@ -260,7 +260,6 @@ class ModelBuilder:
     @staticmethod
     def _release_while_idle(queues: LocalQueues) -> Callable[[], asyncio.Future[None]]:
         """Start giving the memory decoding used back while ``queues`` are idle; returns what stops it."""
-        keep_freed_blocks()  # process-wide: bounds what malloc keeps once the idle release has run
         busy = lambda: queues.busy  # noqa: E731
         task = asyncio.create_task(release_while_idle(queues.idle_release, busy), name="release-memory")
 

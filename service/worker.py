@@ -31,7 +31,7 @@ import redis.asyncio as aioredis
 from prometheus_client import start_http_server
 
 from service.config import SettingError, Settings, check_model, listen, load_settings, setting_name
-from service.engine.allocator import keep_freed_blocks
+from service.engine.allocator import configure_malloc
 from service.observability.logging import configure_logging
 from service.observability.metrics import Metrics
 from service.repository.sources import parse_models
@@ -56,7 +56,6 @@ async def work(settings: Settings, url: str, queues: list[str] | None, metrics_p
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, consumer.stop)
-    keep_freed_blocks()
     busy = lambda: any(q.batcher.depth or q.batcher.in_flight for q in consumer.queues.values())  # noqa: E731
     release = asyncio.create_task(release_while_idle(idle, busy), name="release-memory")
     log.info(
@@ -90,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arm", action="append", default=None, help="a queue to serve (repeat; default: all)")
     parser.add_argument("--metrics-port", type=int, default=None, help="serve Prometheus metrics on this port")
     args = parser.parse_args(argv)
+    configure_malloc()  # before any thread: see service.engine.allocator
     given: dict[str, object] = {"queue_url": args.redis, "models": ""}  # this worker's one model, checked alone
     flags = {"queue_url": "--redis"} | ({"model_path": "--model"} if args.model is not None else {})
     try:

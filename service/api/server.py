@@ -40,6 +40,7 @@ from service.api.auth import KeyFileError, load_keys
 from service.api.grpc_service import SERVICE_NAME, create_grpc_server
 from service.api.http import create_app
 from service.config import SettingError, Settings, check_model, listen, load_settings, setting_name
+from service.engine.allocator import configure_malloc
 from service.experiments.definition import ExperimentFileError, load_experiment
 from service.observability.logging import configure_logging
 from service.pipeline.pipeline import Pipeline
@@ -197,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         "--queue", default=None, help="Redis URL of the job streams: decode on gecserve workers (GECSERVE_QUEUE_URL)"
     )
     args = parser.parse_args(argv)
+    configure_malloc()  # before any thread: see service.engine.allocator
     try:
         settings, flags, listener = _settings(args)
         configure_logging(settings.log_level)

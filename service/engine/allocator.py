@@ -2,14 +2,19 @@
 
 Left to adapt, malloc raises its ``mmap`` threshold to the largest block freed so far (up to
 32 MB) and its trim threshold to twice that, so after large batches their buffers (the arrays of
-the decoder's cache, ONNX Runtime's arena regions) come from and go back to the heaps, one per
-allocating thread. ``malloc_trim(0)`` (``release_free_memory``) gives back every whole free page
-of every heap, except the free space at the top of a thread's heap, which goes back only when a
-free leaves more than the trim threshold there. ``keep_freed_blocks`` fixes both thresholds at
-32 MB (the largest ``mmap`` threshold glibc takes), which bounds that top and keeps blocks up to
-32 MB for reuse between batches (the README's overload drill: 295-371 MB a minute after the load
-without it, 273-304 MB with it; decoding as fast). Where the C library is not glibc (musl,
-macOS), both do nothing and say so.
+the decoder's cache, ONNX Runtime's arena regions) come from and go back to the heaps. By default
+each thread allocating at once gets a heap (arena) of its own, up to eight per core.
+``malloc_trim(0)`` (``release_free_memory``) gives back every whole free page of every heap, but
+not the free space at the top of a thread's heap, which goes back only when a free in that heap
+leaves more than the trim threshold there: a burst of 16-beam generations left 14-44 MB so, over
+the inference and ONNX Runtime threads' heaps (``tests/api/test_memory.py``, CI's run of d4a1db1).
+``configure_malloc`` makes every thread share the main heap, whose top ``malloc_trim`` does give
+back (3 MB left after the same burst; serving as fast: ``bench serve`` at concurrency 1 and 32,
+within the runs' noise), and fixes both thresholds at 32 MB (the largest ``mmap`` threshold glibc
+takes), which keeps blocks up to 32 MB for reuse between batches (the README's overload drill:
+295-371 MB a minute after the load without it, 273-304 MB with it; decoding as fast). It must run
+before the process starts its threads: a heap made before stays. Where the C library is not glibc
+(musl, macOS), both do nothing and say so.
 
 ``IdleRelease`` is when: once no batch has run for ``IDLE_S`` seconds, the memory decoding used goes
 back to the system; never between the batches of a burst, whose next batch would only fault the same
@@ -24,24 +29,29 @@ import time
 from collections.abc import Sequence
 from typing import Protocol
 
-__all__ = ["IDLE_S", "THRESHOLD", "IdleRelease", "keep_freed_blocks", "release_free_memory"]
+__all__ = ["ARENAS", "IDLE_S", "THRESHOLD", "IdleRelease", "configure_malloc", "release_free_memory"]
 
 IDLE_S = 2.0  # no batch for this long: decoding is idle and its freed memory goes back
 
 THRESHOLD = 32 * 1024 * 1024
+ARENAS = 1  # every thread allocates from the main heap, which malloc_trim gives back whole
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
+_M_ARENA_MAX = -8
 
 _libc = ctypes.CDLL(None)
 _mallopt = getattr(_libc, "mallopt", None)
 _malloc_trim = getattr(_libc, "malloc_trim", None)
 
 
-def keep_freed_blocks() -> bool:
-    """Fix glibc's ``mmap`` and trim thresholds at ``THRESHOLD`` (process-wide); False where not glibc."""
+def configure_malloc() -> bool:
+    """Limit glibc's heaps to ``ARENAS`` and fix its ``mmap`` and trim thresholds at ``THRESHOLD``, process-wide;
+    call it before the process starts threads. False where not glibc."""
     if _mallopt is None or _malloc_trim is None:
         return False
-    return bool(_mallopt(_M_MMAP_THRESHOLD, THRESHOLD)) and bool(_mallopt(_M_TRIM_THRESHOLD, THRESHOLD))
+    settings = ((_M_ARENA_MAX, ARENAS), (_M_MMAP_THRESHOLD, THRESHOLD), (_M_TRIM_THRESHOLD, THRESHOLD))
+    taken = [bool(_mallopt(option, value)) for option, value in settings]
+    return all(taken)
 
 
 def release_free_memory() -> bool:

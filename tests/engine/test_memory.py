@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from service.engine.allocator import keep_freed_blocks, release_free_memory
+from service.engine.allocator import configure_malloc, release_free_memory
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from tests.conftest import FIXTURE_MODEL
@@ -17,7 +17,7 @@ def _rss_mb() -> float:
 
 
 def test_glibc_takes_the_fixed_thresholds() -> None:
-    assert keep_freed_blocks() is True  # mallopt refuses values it cannot take
+    assert configure_malloc() is True  # mallopt refuses values it cannot take
     assert release_free_memory() is True
 
 
