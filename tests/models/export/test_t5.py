@@ -39,6 +39,9 @@ VARIANTS = {
 }
 BUCKETS, MAX_DISTANCE = 8, 16  # few buckets, and a distance the test sentences pass
 TOLERANCE = 1e-4
+# passes of other widths sum attention in another order than one full pass: float32's error grows with the logit
+# (CI drew a case 1.00017e-4 off on a logit near 8); a wrong bias or cache entry is off by 1e-2 and more
+SPLIT_RTOL = 2e-5
 
 
 def _sentences(seed: int, count: int) -> list[str]:
@@ -198,7 +201,7 @@ def test_decoder_passes_of_any_width_match_pytorch(t5: Exported, data, cache: st
             got[row, start : start + width] = logits[row, :width]
         done = done + widths
         assert np.array_equal(state.lengths, done)
-    assert np.abs(got - reference).max() < TOLERANCE
+    np.testing.assert_allclose(got, reference, rtol=SPLIT_RTOL, atol=TOLERANCE)
 
 
 def test_engine_greedy_equals_transformers(t5: Exported) -> None:
