@@ -68,7 +68,12 @@ async def serve(settings: Settings, listener: socket.socket, flags: Mapping[str,
     access = AccessControl.from_settings(settings, pipeline.metrics)
     app = create_app(pipeline, access)
     config = uvicorn.Config(
-        app, http="httptools", log_level="warning", access_log=False, timeout_keep_alive=settings.keep_alive_s
+        app,
+        http="httptools",
+        log_config=None,  # uvicorn's loggers go to the service's JSON lines (``configure_logging``)
+        log_level="warning",
+        access_log=False,
+        timeout_keep_alive=settings.keep_alive_s,
     )
     http = _HttpServer(config)
     grpc_server = health_servicer = None

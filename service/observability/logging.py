@@ -1,5 +1,8 @@
 """Structured logs: one JSON object per line on stderr (or any stream), set up by one call.
 
+Lines are written by a thread of their own (``log_writer``): a stalled stream drops lines, counted, rather
+than stalling the event loop.
+
 Every line logged while a request is served carries its ``request_id`` (``request_id.py``). Every request
 that reaches the pipeline, or is refused on its way there, is logged once at INFO by ``log_request``
 (logger ``gecserve.requests``): what served it, how it ended and how long it took, never its text.
@@ -14,6 +17,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
+from service.observability.log_writer import QueuedLineHandler
 from service.observability.request_id import RequestIdFilter
 
 __all__ = ["JsonFormatter", "configure_logging", "log_request"]
@@ -52,21 +56,21 @@ class JsonFormatter(logging.Formatter):
 
 def configure_logging(
     level: int | str = "INFO", stream: TextIO | None = None, static: Mapping[str, Any] | None = None
-) -> logging.Handler:
+) -> QueuedLineHandler:
     """Send the root logger's records as JSON lines to ``stream`` (stderr by default).
 
-    Calling it again replaces the handler it installed before; other handlers are left alone.
+    Calling it again replaces (and closes) the handler it installed before; other handlers are left alone.
     ``static`` fields (service name, role, version) are added to every line, and the request id to
     every line logged while a request is served.
     """
     root = logging.getLogger()
-    for handler in list(root.handlers):
-        if getattr(handler, "_gecserve_json", False):
-            root.removeHandler(handler)
-    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    for installed in list(root.handlers):
+        if isinstance(installed, QueuedLineHandler):
+            root.removeHandler(installed)
+            installed.close()
+    handler = QueuedLineHandler(stream if stream is not None else sys.stderr)
     handler.setFormatter(JsonFormatter(static))
     handler.addFilter(RequestIdFilter())
-    handler._gecserve_json = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level.upper() if isinstance(level, str) else level)
     return handler

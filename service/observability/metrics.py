@@ -10,12 +10,16 @@ one), so tests and several services in one process do not collide.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, choose_encoder, generate_latest
 from prometheus_client.metrics import MetricWrapperBase
+from prometheus_client.registry import Collector
+
+from service.observability.log_writer import dropped_lines
 
 __all__ = ["LATENCY_BUCKETS", "NO_EXPERIMENT", "REQUEST_STAGES", "Metrics", "log_buckets"]
 
@@ -254,6 +258,8 @@ class Metrics:
             namespace=ns,
             registry=r,
         )
+        # -- logs ----------------------------------------------------------------------------
+        r.register(_LogLinesDropped(f"{ns}_log_lines_dropped"))
 
     def _child(self, metric: MetricWrapperBase, *values: str) -> Any:
         """``metric.labels(*values)``, looked up once: prometheus_client checks the values and takes a lock on every
@@ -388,3 +394,17 @@ class Metrics:
             return self.render(), self.content_type
         encoder, content_type = choose_encoder(accept)
         return encoder(self.registry), content_type
+
+
+class _LogLinesDropped(Collector):
+    """The process's count of log lines dropped (``log_writer.dropped_lines``), read at each scrape."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        yield CounterMetricFamily(
+            self.name,
+            "Log lines dropped because the log stream did not keep up (service.observability.log_writer).",
+            value=dropped_lines(),
+        )

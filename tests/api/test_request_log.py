@@ -5,6 +5,7 @@ request id, what served it, how it ended and how long it took, and never the tex
 from __future__ import annotations
 
 import json
+import socket
 
 import grpc
 import httpx
@@ -121,3 +122,13 @@ def test_routes_outside_the_pipeline_are_not_logged(server: RunningServer) -> No
     post(server, "/v1/correct", "log-after-probes", json={"text": TEXT})
     logged(server, "log-after-probes")  # written in order: the probes' lines would be there by now
     assert not {f"log-{p}" for p in ("healthz", "readyz", "metrics", "v1/stats")} & request_lines(server).keys()
+
+
+def test_uvicorns_own_messages_are_json_lines_too(server: RunningServer) -> None:
+    with socket.create_connection(("127.0.0.1", server.http_port), timeout=10) as connection:
+        connection.sendall(b"\x16\x03\x01 a TLS hello on the plain port\r\n\r\n")
+        assert connection.recv(64).startswith(b"HTTP/1.1 400")
+    wait_for(lambda: "Invalid HTTP request" in server.log(), timeout=30)
+    (line,) = [line for line in server.log().splitlines() if "Invalid HTTP request" in line]
+    entry = json.loads(line)
+    assert (entry["logger"], entry["level"]) == ("uvicorn.error", "warning")

@@ -25,36 +25,29 @@ def test_other_ids_are_replaced_by_new_ones(given: str | bytes | None) -> None:
     assert accept_request_id(given) != made
 
 
-def test_every_line_of_a_request_carries_its_id_and_only_its_own() -> None:
-    root = logging.getLogger()
-    saved = (list(root.handlers), root.level)
+def test_every_line_of_a_request_carries_its_id_and_only_its_own(root_logger: logging.Logger) -> None:
     stream = io.StringIO()
-    try:
-        configure_logging("info", stream)
-        log = logging.getLogger("gecserve.test")
+    handler = configure_logging("info", stream)
+    log = logging.getLogger("gecserve.test")
 
-        async def request(given: str) -> None:
-            start_request(given)
-            log.info("start")
-            await asyncio.sleep(0.01)  # the other request runs meanwhile
-            log.info("end", extra={"arm": "accelerated"})
+    async def request(given: str) -> None:
+        start_request(given)
+        log.info("start")
+        await asyncio.sleep(0.01)  # the other request runs meanwhile
+        log.info("end", extra={"arm": "accelerated"})
 
-        async def both() -> None:
-            await asyncio.gather(request("req-a"), request("req-b"))
+    async def both() -> None:
+        await asyncio.gather(request("req-a"), request("req-b"))
 
-        asyncio.run(both())
-        log.info("outside", extra={"request_id": "explicit"})
-        lines = [json.loads(line) for line in stream.getvalue().splitlines()]
-        assert sorted((line["request_id"], line["msg"]) for line in lines[:-1]) == [
-            ("req-a", "end"),
-            ("req-a", "start"),
-            ("req-b", "end"),
-            ("req-b", "start"),
-        ]
-        assert lines[-1]["request_id"] == "explicit"
-        assert current_request_id.get() is None  # the requests' tasks kept their ids to themselves
-    finally:
-        for handler in list(root.handlers):
-            if handler not in saved[0]:
-                root.removeHandler(handler)
-        root.setLevel(saved[1])
+    asyncio.run(both())
+    log.info("outside", extra={"request_id": "explicit"})
+    handler.close()  # the writer thread has written every line queued
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert sorted((line["request_id"], line["msg"]) for line in lines[:-1]) == [
+        ("req-a", "end"),
+        ("req-a", "start"),
+        ("req-b", "end"),
+        ("req-b", "start"),
+    ]
+    assert lines[-1]["request_id"] == "explicit"
+    assert current_request_id.get() is None  # the requests' tasks kept their ids to themselves
