@@ -221,3 +221,8 @@ def test_the_editor_corrects_with_the_device_engine_and_says_what_it_is(
     page.wait_for_selector("#paragraphs li[data-status='error']", timeout=60_000)
     page.fill("#editor", f"😀😀😀\n\n{SENTENCE}")
     page.wait_for_selector("#backdrop mark[data-replacement='went']", timeout=60_000)
+    german = "Gestern Abend sind wir mit der ganzen Familie ins Kino gegangen, aber der Film war leider langweilig."
+    page.fill("#editor", f"{SENTENCE} {german} See www.example.com for it.\n{SENTENCE}")
+    row = page.wait_for_selector("#paragraphs li[data-paragraph='0'][data-left='2']", timeout=60_000)
+    assert "2 sentences left as written (another language, not plain prose)" in row.text_content()
+    assert page.get_attribute("#paragraphs li[data-paragraph='1']", "data-left") == "0"

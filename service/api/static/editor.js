@@ -9,6 +9,9 @@
 const DEBOUNCE_MS = 300;
 const MAX_PARALLEL = 4;
 const CACHE_LIMIT = 2000;
+// why the device engine left a sentence as written (its answer's sentences[].dropped), as the writer reads it; the
+// guard's reasons (a looping or unrelated output) are the model's failures, not the writer's to act on
+const LEFT_REASONS = { protected: "not plain prose", language: "another language", too_long: "too long" };
 
 const $ = (id) => document.getElementById(id);
 const editor = $("editor");
@@ -204,16 +207,25 @@ function render() {
   showStatus();
 }
 
+/** The reasons an answer gives for the sentences its engine left as written, one per such sentence. */
+function leftAsWritten(answer) {
+  return (answer.sentences || []).map((sentence) => LEFT_REASONS[sentence.dropped]).filter(Boolean);
+}
+
 function paragraphRow(index, text, entry) {
   const chars = `${text.length} char${text.length === 1 ? "" : "s"}`;
   if (!wanted(text)) return el("li", { "data-paragraph": index, "data-status": "empty" }, "empty");
   if (entry && entry.status === "ok") {
     const count = editsOf(text, entry).length;
+    const left = leftAsWritten(entry.answer);
+    const leftNote = left.length
+      ? ` · ${left.length} sentence${left.length === 1 ? "" : "s"} left as written (${[...new Set(left)].join(", ")})`
+      : "";
     return el(
       "li",
-      { "data-paragraph": index, "data-status": "ok", "data-engine": entry.engine, "data-edits": count },
+      { "data-paragraph": index, "data-status": "ok", "data-engine": entry.engine, "data-edits": count, "data-left": left.length },
       el("span", { class: "engine" }, entry.engine),
-      ` · ${count} suggestion${count === 1 ? "" : "s"} · ${chars}`,
+      ` · ${count} suggestion${count === 1 ? "" : "s"}${leftNote} · ${chars}`,
     );
   }
   if (entry && entry.status === "error") {
