@@ -29,6 +29,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from loadtest.steps import STEP_COLUMNS
+
 PERCENTILES = ("p50_ms", "p95_ms", "p99_ms")
 STATS_COLUMNS = [
     "Type",
@@ -41,7 +43,8 @@ STATS_COLUMNS = [
     "99%",
     "Max Response Time",
 ]
-STEP_COLUMNS = ["users", "offered_rps", "name", "requests", "failures", "rps", *PERCENTILES, "within_sla"]
+# the step CSV's columns (loadtest.steps) that the step table shows
+STEP_TABLE_COLUMNS = [column for column in STEP_COLUMNS if column not in ("step", "type", "max_ms")]
 
 
 def _number(value: str) -> Any:
@@ -166,7 +169,7 @@ def _save(figure: plt.Figure, path: Path) -> Path:
 
 def steps_markdown(arms: dict[str, list[dict[str, Any]]], fast: str, slow: str) -> str:
     """The step table, each arm's saturation point and the ratio table, as markdown."""
-    parts = ["### Per step and arm", "", markdown([r for rows in arms.values() for r in rows], STEP_COLUMNS), ""]
+    parts = ["### Per step and arm", "", markdown([r for rows in arms.values() for r in rows], STEP_TABLE_COLUMNS), ""]
     for arm, rows in sorted(arms.items()):
         point = saturation(rows)
         parts.append(
