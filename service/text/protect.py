@@ -4,7 +4,8 @@ Each span is a ``[start, end)`` of the paragraph (code points) with a kind that 
 
 * ``MASK``: an atom the model cannot read but the sentence needs as a word: URLs with and without a scheme,
   e-mail addresses, file paths and names, @mentions and #hashtags, code-like tokens (``snake_case``,
-  ``camelCase``, ``f()``, ``a.b.c``, operators, ``key=value``), markdown's inline code, autolinks and images,
+  ``camelCase``, ``f()``, ``a.b.c``, operators, ``key=value``), brace groups (JSON, dicts) and SQL statements in
+  capitals ending in ``;``, markdown's inline code, autolinks and images,
   and any run of over 100 characters the model reads without a blank (a hash, base64, a key held down: no word
   is that long).
   The model reads one placeholder word (``PLACEHOLDER``) in its place.
@@ -226,6 +227,25 @@ def _atoms(text: str) -> Iterator[tuple[int, int, str]]:
             if name == "long_token" and not editable(match.group()):
                 continue  # a run of emoji or another script: the unreadable runs' (left out, not read as a word)
             yield match.start(), match.end(), _LABELS.get(name, name)
+
+
+# -- inline code the atoms do not find -----------------------------------------------------------------------
+
+# A brace group on one line (one level of nesting): a JSON object, a dict, a template; prose has no braces. And an SQL
+# statement in capitals up to its semicolon. Read as written by the model, the words around them were rewritten ("The
+# API returns {"status": "ok"}": "The candidate returns ..."; "INSERT INTO logs (msg) ...;": "(mg)"). Both start
+# at a character the atoms' chunks may not hold (a brace after a blank, a keyword of capitals), so they are searched
+# in the whole stretch, each in time linear in it (bounded repetitions from a literal start).
+_INLINE_CODE = re.compile(
+    r"\{(?:[^{}\n]|\{[^{}\n]{0,256}\}){1,512}\}"
+    r"|(?<![\w])(?:SELECT\s(?=[^;\n]{0,512}\bFROM\b)|INSERT\s+INTO\s|UPDATE\s+\S{1,128}\s+SET\s|DELETE\s+FROM\s"
+    r"|(?:CREATE|DROP|ALTER|TRUNCATE)\s+(?:TABLE|INDEX|VIEW|DATABASE|SCHEMA)\s)[^;\n]{1,512};"
+)
+
+
+def _inline_code(text: str) -> Iterator[tuple[int, int, str]]:
+    for match in _INLINE_CODE.finditer(text):
+        yield match.start(), match.end(), "code"
 
 
 # -- code lines -----------------------------------------------------------------------------------------------
@@ -469,7 +489,7 @@ def _in(position: int, ranges: list[tuple[int, int]]) -> bool:
 def _prose_spans(paragraph: str, start: int, end: int) -> list[Span]:
     """The atoms and unreadable runs inside one stretch of prose ``[start, end)``."""
     text = paragraph[start:end]
-    found = [*_links(text), *_atoms(text)]  # links first: of two atoms on the same span, the link wins
+    found = [*_links(text), *_atoms(text), *_inline_code(text)]  # of two atoms on the same span, the link wins
     found.sort(key=lambda atom: (atom[0], -atom[1]))
     spans: list[Span] = []
     covered = 0

@@ -154,6 +154,7 @@ ATOMS = [
     *["os.path.join()", "f(a,b)", "a==b", "std::cout", "--verbose", "key=value", "$HOME", "{name}", "0x1F"],
     *["3f2a9c1d0e", "C++", "$1,250.50", "50%", "20°C", "</s>", "<pad>", "**bold**", "`code`", "[a link](x.html)"],
     *["😀😀", "日本語", "e\u0301", "x" * 120, "Item # 5", "Tom & Jerry"],
+    *test_protect.INLINE_CODE,
 ]
 FRAMES = ["Please visit {} for more details.", "({})", "See {}.", "{} then he go home.", "- {}\n1. it were {}"]
 FRAMES += ["import {}", "He go (really {});\nThey was here.", "i saw a apple.\r2) {}", "# Title\n\nI has {}"]
@@ -179,6 +180,7 @@ def test_the_device_reads_learners_and_writers_prose_as_the_service_does_and_lea
 PIECES = [*"abcxyzAXZ0123456789", *".,:;!?'’\"()- \n\r\t", "import ", "from ", "def ", "localhost", "7z", "com"]
 PIECES += ["io", "www", "v1.2", "e.g.", "1.", "2)", "---", "mp3", "pdf", "ab12cd34ef", "0x1F", "::", "--flag", "iPhone"]
 PIECES += ["f(x)", "call(", ");", "x);\r", "192.168.0.1", "3.5", "1,000", "2024-01-15", "10:30", "20th", "5kg", " the "]
+PIECES += ["{", "}", "SELECT ", "INSERT INTO ", "UPDATE ", " SET ", " FROM ", "DELETE FROM "]
 pieces = st.sampled_from(PIECES)
 
 

@@ -152,6 +152,33 @@ def test_code_like_tokens(code: str) -> None:
     assert protects(text, code, "code"), found(text)
 
 
+INLINE_CODE = [
+    '{"status": "ok", "count": 3}',
+    "{debug: true, port: 8080}",
+    "{'a': {'b': 1}, 'c': [1, 2]}",
+    "SELECT * FROM users WHERE id = 5;",
+    "INSERT INTO logs (msg) VALUES ('hi');",
+    "UPDATE users SET name = 'Bob' WHERE id = 2;",
+    "DELETE FROM users WHERE active;",
+    "CREATE TABLE t (id int);",
+]
+
+
+@pytest.mark.parametrize("code", INLINE_CODE)
+def test_brace_groups_and_sql_statements_are_one_masked_atom(code: str) -> None:
+    """Read as written, the words around them were rewritten ("The API returns {...}": "The candidate returns")."""
+    text = f"The API returns {code} when it work."
+    (span,) = find_protected(text).spans
+    assert (text[span.start : span.end], span.kind, span.label) == (code, Kind.MASK, "code")
+
+
+@pytest.mark.parametrize(
+    "prose", ["SELECT the best one; then go.", "I will UPDATE you later; ok.", "select name from users;", "a { b"]
+)
+def test_capitals_and_lone_braces_without_a_statement_are_prose(prose: str) -> None:
+    assert not [label for label, _ in found(prose) if label == "code"], found(prose)
+
+
 @pytest.mark.parametrize("slip", ["energyHydrogen", "thatI", "video(s)", "Survey(1995)", "e.t.c", "--"])
 def test_slips_that_look_a_little_like_code_are_prose(slip: str) -> None:
     text = f"We saw {slip} there."
