@@ -18,8 +18,10 @@ the model's ranking, the word split in two frequent words that go together ("alo
 candidate, known words 3 edits away that keep its first letter ("errounuosly": "erroneously") and the word split in a
 frequent word and the closest frequent word to the rest ("weatherrealted": "weather related"). The ranking
 (``ranking.Ranker``, shipped beside the model) picks the candidate that best explains the typed word between its
-neighbours; without one, the most frequent of the closest wins. A corrected capitalised word keeps its capital.
-Real-word errors ("their" for "there") are known words, left to the model.
+neighbours; without one, the most frequent of the closest wins. An irregular verb written as if regular ("runned",
+"buyed") is the verb's past or participle (``inflections``), never SymSpell's closest word ("ruined", "buoyed"). A
+corrected capitalised word keeps its capital. Real-word errors ("their" for "there") are known words, left to the
+model.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from symspellpy import SymSpell, Verbosity
 
 from service.text.classify import osa_distance, plausible_distance
 from service.text.edits import Edit
+from service.text.inflections import irregular_forms
 from service.text.ranking import Ranker
 from service.text.word_pairs import END, START
 
@@ -160,6 +163,9 @@ class Speller:
     def suggest(self, word: str, before: str = START, after: str = END) -> str | None:
         """What the lowercase unknown ``word``, between the words ``before`` and ``after``, was most likely meant to
         be (one word, or two separated by a space); None where nothing plausible is known."""
+        verb = irregular_forms(word)
+        if verb is not None:  # "runned": "ran", not SymSpell's closest, "ruined"
+            return verb.after(before)
         candidates = self.candidates(word)
         if not candidates:
             return None

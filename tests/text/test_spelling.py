@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.text.edits import apply_edits
+from service.text.inflections import _table, irregular_forms
 from service.text.spelling import Speller, guarded_chunk, has_digit, is_code, is_email, is_tag, is_url
 from tests.text.toy_ranker import PAIRS, toy_ranker
 
@@ -187,3 +188,17 @@ def test_only_whole_unknown_words_change(
         assert result[edit.start + kept : edit.start + kept + len(edit.replacement)] == edit.replacement
         kept += len(edit.replacement) - len(edit.original)
     assert len(result) == len(text) + kept
+
+
+@pytest.mark.parametrize("form", sorted(_table()))
+def test_an_irregular_verb_written_as_regular_is_its_past_or_participle_and_nothing_else(
+    speller: Speller, form: str
+) -> None:
+    verb = irregular_forms(form)
+    assert verb is not None
+    if speller.known(form):  # an English word ("bored", "founded", "singed"): never changed
+        assert speller.corrections(f"He {form} it.") == []
+        return
+    assert spelled(speller, f"He {form} it.") == f"He {verb.past} it."
+    assert spelled(speller, f"It was {form} here.") == f"It was {verb.participle} here."
+    assert spelled(speller, f"{form.capitalize()} he did, once more.") == f"{verb.past.capitalize()} he did, once more."
