@@ -10,7 +10,8 @@ Each span is a ``[start, end)`` of the paragraph (code points) with a kind that 
   is that long).
   The model reads one placeholder word (``PLACEHOLDER``) in its place.
 * ``KEEP``: read as written, never edited: numbers with their currency and unit (amounts, dates, times,
-  percentages, versions), and text spelling a special token of the model (``</s>``, ``<pad>``...), which is
+  percentages, versions), words with a Latin letter beyond ASCII (loanwords and names: "fiancée", "Müller"), and
+  text spelling a special token of the model (``</s>``, ``<pad>``...), which is
   encoded as text but which the model rewrites (``</s>`` as ``_/s>``).
 * ``HIDE``: left out of what the model reads: markdown syntax (heading and list markers, block quotes,
   emphasis markers, a link's brackets and target, table pipes, fenced code blocks, HTML) and runs of
@@ -185,6 +186,11 @@ _NUMBER = (
     r"(?:\s?[$€£¥₹₩₽])?"  # 50 €
 )
 _SYMBOLS = r"(?<!\S)[#&|~^*\\{}<>=+@%]+(?!\S)"  # a symbol standing alone: "Item # 5", "Tom & Jerry"
+# A word with a letter of Latin beyond ASCII in an English sentence is a loanword or a name ("fiancée", "naïve",
+# "São Paulo", "Müller"): the model read "fiancée" and wrote "fiancials". Kept as written.
+_BEYOND_ASCII = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff"  # Latin letters, not "×" or "÷"
+_LATIN = f"A-Za-z{_BEYOND_ASCII}"
+_ACCENTED = rf"(?<![{_LATIN}])[A-Za-z]{{0,64}}[{_BEYOND_ASCII}][{_LATIN}]{{0,64}}(?![{_LATIN}])"
 _SPECIAL = "|".join(re.escape(spelling) for spelling in SPECIAL_SPELLINGS)
 _ATOMS = re.compile(
     "|".join(
@@ -199,11 +205,12 @@ _ATOMS = re.compile(
             ("code", _CODE),
             ("number", _NUMBER),
             ("symbol", _SYMBOLS),
+            ("accented", _ACCENTED),
             ("long_token", r"(?<!\S)\S{101,}"),
         )
     )
 )
-_KINDS = {"special": Kind.KEEP, "number": Kind.KEEP, "symbol": Kind.KEEP}
+_KINDS = {"special": Kind.KEEP, "number": Kind.KEEP, "symbol": Kind.KEEP, "accented": Kind.KEEP}
 _LABELS = {"email_like": "email"}
 
 

@@ -155,6 +155,7 @@ ATOMS = [
     *["3f2a9c1d0e", "C++", "$1,250.50", "50%", "20°C", "</s>", "<pad>", "**bold**", "`code`", "[a link](x.html)"],
     *["😀😀", "日本語", "e\u0301", "x" * 120, "Item # 5", "Tom & Jerry"],
     *test_protect.INLINE_CODE,
+    *["fiancée", "São Paulo"],
 ]
 FRAMES = ["Please visit {} for more details.", "({})", "See {}.", "{} then he go home.", "- {}\n1. it were {}"]
 FRAMES += ["import {}", "He go (really {});\nThey was here.", "i saw a apple.\r2) {}", "# Title\n\nI has {}"]

@@ -152,6 +152,17 @@ def test_code_like_tokens(code: str) -> None:
     assert protects(text, code, "code"), found(text)
 
 
+@pytest.mark.parametrize("word", ["fiancée", "naïve", "São", "Müller", "résumé", "jalapeño", "Zoë", "façade", "Nguyễn"])
+def test_words_with_a_latin_letter_beyond_ascii_are_kept_as_written(word: str) -> None:
+    """Loanwords and names: the model read "fiancée" and wrote "fiancials"."""
+    text = f"I met {word} yesterday and it were nice."
+    assert protects(text, word, "accented", Kind.KEEP), found(text)
+
+
+def test_signs_beyond_ascii_are_no_letters() -> None:
+    assert not [label for label, _ in found("It is 3×4 or 12÷3 metres.") if label == "accented"]
+
+
 INLINE_CODE = [
     '{"status": "ok", "count": 3}',
     "{debug: true, port: 8080}",
