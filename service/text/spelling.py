@@ -5,8 +5,8 @@ A word is a maximal run of ASCII letters inside a whitespace-delimited chunk. It
 chunk looks like a URL, an e-mail address, a hashtag or mention, code (``snake_case``, ``a.b``, ``f()``, brackets,
 operators, slashes) or has a digit (numbers, ``mp3``, ``2nd``); when it is joined to other letters by an apostrophe
 or a hyphen (``did'nt``, ``e-mial``: left to the model); when it is shorter than 3 letters (``ok``, ``ur``) or longer
-than 40 (no word); when it
-is not all lowercase: an acronym, a proper noun, or a capitalised first word of a sentence shorter than
+than 40 (no word); when it is informal (``informal``: "lol", "thx", "sooo"); when it is not all lowercase: an
+acronym, a proper noun, or a capitalised first word of a sentence shorter than
 ``initial_min_words`` words (learner letters open and sign off with names: ``Vasiliy.``, ``Anni Soler``); or when it
 is known: in SymSpell's English frequency dictionary (shipped inside ``symspellpy``) or in the model's vocabulary
 (words seen at least N times in the training targets and the monolingual data, ``models.gec.vocabulary``), compared
@@ -38,6 +38,7 @@ from symspellpy import SymSpell, Verbosity
 from service.text.classify import osa_distance, plausible_distance
 from service.text.edits import Edit
 from service.text.inflections import irregular_forms
+from service.text.informal import informal
 from service.text.ranking import Ranker
 from service.text.word_pairs import END, START
 
@@ -262,7 +263,7 @@ class Speller:
 
     def _candidate_word(self, word: str, sentence_start: bool, text: str) -> str | None:
         """``word`` lowercased where the stage may change it (long enough, lowercase or a capitalised first word of a
-        long enough sentence, unknown); else None."""
+        long enough sentence, neither a chat word nor drawn out, unknown); else None."""
         if not MIN_LENGTH <= len(word) <= MAX_LENGTH:
             return None
         if word.islower():
@@ -271,7 +272,7 @@ class Speller:
             lower = word.lower()
         else:
             return None  # an acronym, a proper noun, a capitalised first word, or mixed case
-        return None if self.known(lower) else lower
+        return None if informal(lower) or self.known(lower) else lower
 
     def _initial_corrected(self, word: str, text: str) -> bool:
         capitalised = word[0].isupper() and word[1:].islower()

@@ -202,3 +202,10 @@ def test_an_irregular_verb_written_as_regular_is_its_past_or_participle_and_noth
     assert spelled(speller, f"He {form} it.") == f"He {verb.past} it."
     assert spelled(speller, f"It was {form} here.") == f"It was {verb.participle} here."
     assert spelled(speller, f"{form.capitalize()} he did, once more.") == f"{verb.past.capitalize()} he did, once more."
+
+
+@pytest.mark.parametrize("word", ["lol", "omg", "btw", "imo", "idk", "thx", "pls", "tbh", "sooo", "yesss", "pleeease"])
+def test_chat_words_and_drawn_out_words_are_left_as_typed(speller: Speller, word: str) -> None:
+    """SymSpell read them as other words ("lol": "lot", "omg": "mg", "sooo": "soon"); a misspelling beside them is
+    still corrected."""
+    assert spelled(speller, f"this is {word} good and i recieved it") == f"this is {word} good and i received it"
