@@ -5,12 +5,12 @@ A word is a maximal run of ASCII letters inside a whitespace-delimited chunk. It
 chunk looks like a URL, an e-mail address, a hashtag or mention, code (``snake_case``, ``a.b``, ``f()``, brackets,
 operators, slashes) or has a digit (numbers, ``mp3``, ``2nd``); when it is joined to other letters by an apostrophe
 or a hyphen (``did'nt``, ``e-mial``: left to the model); when it is shorter than 3 letters (``ok``, ``ur``) or longer
-than 40 (no word); when it is informal (``informal``: "lol", "thx", "sooo"); when it is not all lowercase: an
-acronym, a proper noun, or a capitalised first word of a sentence shorter than
-``initial_min_words`` words (learner letters open and sign off with names: ``Vasiliy.``, ``Anni Soler``); or when it
-is known: in SymSpell's English frequency dictionary (shipped inside ``symspellpy``) or in the model's vocabulary
-(words seen at least N times in the training targets and the monolingual data, ``models.gec.vocabulary``), compared
-lowercased.
+than 40 (no word); when it is informal (``informal``: "lol", "thx", "sooo"); when more than half the words of its
+sentence are unknown (another language the language check let through: a short sentence); when it is not all
+lowercase: an acronym, a proper noun, or a capitalised first word of a sentence shorter than ``initial_min_words``
+words (learner letters open and sign off with names: ``Vasiliy.``, ``Anni Soler``); or when it is known: in
+SymSpell's English frequency dictionary (shipped inside ``symspellpy``) or in the model's vocabulary (words seen at
+least N times in the training targets and the monolingual data, ``models.gec.vocabulary``), compared lowercased.
 
 An unknown word's candidates are SymSpell's closest known words (edit distance at most ``MAX_DISTANCE``, 2) that
 are a plausible misspelling of it (``classify.plausible_distance``: far-fetched candidates are never taken) and, with
@@ -56,6 +56,10 @@ SPLIT_MIN_COUNT = 1000  # the words of a split are each seen at least this often
 SPLIT_CORRECTED_MIN_LENGTH = 8
 THREE_EDITS_AFTER = 8
 CANDIDATES_KEPT = 4096  # unknown words whose candidates a speller keeps (``Speller.candidates``)
+# A sentence of at least FOREIGN_MIN_WORDS words, more than FOREIGN_SHARE of them unknown, is another language (the
+# spelling stage leaves it): "Dun ako nagtrabaho noong isang taon." became "Dun aka nagtrabaho noon sang ton."
+FOREIGN_MIN_WORDS = 3
+FOREIGN_SHARE = 0.5
 
 _CHUNK = re.compile(r"\S+")
 _WORD = re.compile(r"[A-Za-z]+")
@@ -253,13 +257,21 @@ class Speller:
                 start = chunk_match.start() + match.start()
                 if context is None:
                     context = [(m.start(), m.end(), m.group().lower()) for m in _CONTEXT_WORD.finditer(text)]
-                before = next((w for _, end, w in reversed(context) if end <= start), START)
-                after = next((w for begin, _, w in context if begin >= start + len(word)), END)
+                    unknown = [self._unknown(w) for _, _, w in context]
+                    if len(context) >= FOREIGN_MIN_WORDS and sum(unknown) > FOREIGN_SHARE * len(context):
+                        return []  # another language the language check let through (a short sentence)
+                index = next(i for i, (begin, _, _) in enumerate(context) if begin >= start)
+                before = context[index - 1][2] if index > 0 else START
+                after = context[index + 1][2] if index + 1 < len(context) else END
                 suggestion = self.suggest(lower, before, after)
                 if suggestion is not None:
                     replacement = suggestion if word.islower() else suggestion[0].upper() + suggestion[1:]
                     edits.append(Edit(start, start + len(word), word, replacement))
         return edits
+
+    def _unknown(self, word: str) -> bool:
+        """A lowercase context word of 3 letters or more, no apostrophe, neither known nor informal."""
+        return len(word) >= MIN_LENGTH and word.isalpha() and not informal(word) and not self.known(word)
 
     def _candidate_word(self, word: str, sentence_start: bool, text: str) -> str | None:
         """``word`` lowercased where the stage may change it (long enough, lowercase or a capitalised first word of a

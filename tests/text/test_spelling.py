@@ -209,3 +209,15 @@ def test_chat_words_and_drawn_out_words_are_left_as_typed(speller: Speller, word
     """SymSpell read them as other words ("lol": "lot", "omg": "mg", "sooo": "soon"); a misspelling beside them is
     still corrected."""
     assert spelled(speller, f"this is {word} good and i recieved it") == f"this is {word} good and i received it"
+
+
+@pytest.mark.parametrize(
+    "sentence", ["Dun ako nagtrabaho noong isang taon.", "Saya pergi ke pasar kemarin dan membeli buah."]
+)
+def test_a_sentence_mostly_of_unknown_words_is_another_language_and_left(speller: Speller, sentence: str) -> None:
+    """SymSpell made "Dun aka nagtrabaho noon sang ton." of the first."""
+    assert speller.corrections(sentence) == []
+
+
+def test_a_learners_sentence_with_half_its_words_misspelt_is_still_corrected(speller: Speller) -> None:
+    assert spelled(speller, "I felt abosolutly disapointed.") == "I felt absolutely disappointed."
