@@ -270,7 +270,8 @@ class Speller:
         return edits
 
     def _unknown(self, word: str) -> bool:
-        """A lowercase context word of 3 letters or more, no apostrophe, neither known nor informal."""
+        """A lowercase word of 3 letters or more, no apostrophe, neither known nor informal: one the stage may change,
+        and what it counts to tell another language."""
         return len(word) >= MIN_LENGTH and word.isalpha() and not informal(word) and not self.known(word)
 
     def _candidate_word(self, word: str, sentence_start: bool, text: str) -> str | None:
@@ -284,7 +285,7 @@ class Speller:
             lower = word.lower()
         else:
             return None  # an acronym, a proper noun, a capitalised first word, or mixed case
-        return None if informal(lower) or self.known(lower) else lower
+        return lower if self._unknown(lower) else None
 
     def _initial_corrected(self, word: str, text: str) -> bool:
         capitalised = word[0].isupper() and word[1:].islower()

@@ -6,9 +6,10 @@
 // with nothing that could start any of the service's atoms (a dot inside a word, as in a domain, a file name or
 // "e.g."; camelCase; a call's parenthesis; "::" or "--flag"; a hex hash; an IP address; "localhost"; a word over
 // 100 characters; an SQL statement in capitals), on a line that is neither code (an import, a definition, a line
-// ending in ");" or "{") nor opened by a markdown block marker ("- ", "1.", "---"). Every other sentence is left as written (its detail says
-// `dropped: "protected"`; the auto engine then asks the server, which reads it with its spans). Precision before
-// recall: such sentences are rare in learners' prose (44 of FCE dev's 2,253, 14 of JFLEG dev's 757).
+// ending in ");" or "{") nor opened by a markdown block marker ("- ", "1.", "---"). Every other sentence is left as
+// written (its detail says `dropped: "protected"`; the auto engine then asks the server, which reads it with its
+// spans). Precision before recall: such sentences are rare in learners' prose (44 of FCE dev's 2,253, 14 of JFLEG
+// dev's 757).
 //
 // Numbers are read as written and never edited, as the service keeps them: no edit may change or split one (an
 // insertion at either end leaves it whole). An edit that brings in a character other than plain prose's is dropped
