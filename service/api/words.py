@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from redis.exceptions import RedisError
 from starlette.convertors import Convertor, register_url_convertor
 
@@ -56,6 +56,16 @@ LT_DEFAULT_LIMIT = 10  # LanguageTool's
 RETRY_AFTER_S = "5"  # a store that does not answer: try again in a few seconds
 _WHOLE = re.compile(r"[0-9]{1,9}")
 T = TypeVar("T")
+
+
+def _digits(value: object) -> object:
+    """A query's whole number as digits only: pydantic would read "+0.0", "1.0" or " 3" as a whole number."""
+    if isinstance(value, str) and not re.fullmatch(r"[0-9]+", value):
+        raise ValueError("a whole number, in digits")
+    return value
+
+
+_Count = Annotated[int, BeforeValidator(_digits)]
 
 
 class _WordConvertor(Convertor[str]):
@@ -260,8 +270,8 @@ def words_router(store: WordStore, access: AccessControl) -> APIRouter:
     )
     async def words(
         user: str = Query(min_length=1, max_length=MAX_USER_CHARS, description="the writer"),
-        offset: int = Query(0, ge=0, description="words to skip"),
-        limit: int | None = Query(None, ge=0, description="words to answer at most (unset: all)"),
+        offset: Annotated[_Count, Query(ge=0, description="words to skip")] = 0,
+        limit: Annotated[_Count | None, Query(ge=0, description="words to answer at most (unset: all)")] = None,
     ) -> dict[str, Any]:
         """The writer's own words, in code-point order (`offset` and `limit` page them)."""
         return {"user": user, "words": await _stored(store.words(user, offset, limit))}

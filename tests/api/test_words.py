@@ -268,6 +268,8 @@ def test_v1_refusals_in_the_one_error_shape(served: Served) -> None:
     json_error(served.v1("POST", "/v1/words", content=b"not json", headers=JSON), 422, "invalid")
     json_error(served.v1("GET", "/v1/words"), 422, "invalid")
     json_error(served.v1("GET", "/v1/words?user=ann&offset=-1"), 422, "invalid")
+    for bad in ("limit=%2B0.0", "limit=1.0", "offset=+1", "offset=%203"):  # what pydantic alone read as a number
+        json_error(served.v1("GET", f"/v1/words?user=ann&{bad}"), 422, "invalid")
     json_error(served.v1("DELETE", "/v1/words/x"), 422, "invalid")
     for n in range(BOUND):
         served.v1("POST", "/v1/words", json={"user": "ann", "word": f"w{n}"})
