@@ -10,7 +10,9 @@ sentence are unknown (another language the language check let through: a short s
 lowercase: an acronym, a proper noun, or a capitalised first word of a sentence shorter than ``initial_min_words``
 words (learner letters open and sign off with names: ``Vasiliy.``, ``Anni Soler``); or when it is known: in
 SymSpell's English frequency dictionary (shipped inside ``symspellpy``) or in the model's vocabulary (words seen at
-least N times in the training targets and the monolingual data, ``models.gec.vocabulary``), compared lowercased.
+least N times in the training targets and the monolingual data, ``models.gec.vocabulary``), compared lowercased; or
+when it is a real English word of the larger ``vocabulary`` (jargon, names, neologisms: "config", "onboarding",
+"subpath" are words, not misspellings of "coffin", "boarding" and "sabbath").
 
 An unknown word's candidates are SymSpell's closest known words (edit distance at most ``MAX_DISTANCE``, 2) that
 are a plausible misspelling of it (``classify.plausible_distance``: far-fetched candidates are never taken) and, with
@@ -40,6 +42,7 @@ from service.text.edits import Edit
 from service.text.inflections import irregular_forms
 from service.text.informal import informal
 from service.text.ranking import Ranker
+from service.text.vocabulary import Vocabulary
 from service.text.word_pairs import END, START
 
 DICTIONARY = "frequency_dictionary_en_82_765.txt"  # symspellpy's bundled English unigram counts
@@ -147,6 +150,7 @@ class Speller:
         for word, count in vocabulary.items():
             if word not in self.symspell.words:
                 self.symspell.create_dictionary_entry(word, count)
+        self.vocabulary = Vocabulary(self.known, lambda word: self.closest(word, 1), self.splits)
 
     @classmethod
     def load(cls, vocabulary_path: Path, ranker_path: Path | None = None) -> Speller:
@@ -202,6 +206,10 @@ class Speller:
     def _frequent(self, word: str) -> bool:
         assert self.ranker is not None
         return self.known(word) and self.ranker.pairs.count(word) >= SPLIT_MIN_COUNT
+
+    def splits(self, word: str) -> bool:
+        """Whether ``word`` is two frequent words seen together, written as one ("aswell"; needs the ranking)."""
+        return self.ranker is not None and bool(self._splits(word))
 
     def _splits(self, word: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
         """``word`` as two frequent words seen together."""
@@ -270,9 +278,16 @@ class Speller:
         return edits
 
     def _unknown(self, word: str) -> bool:
-        """A lowercase word of 3 letters or more, no apostrophe, neither known nor informal: one the stage may change,
-        and what it counts to tell another language."""
-        return len(word) >= MIN_LENGTH and word.isalpha() and not informal(word) and not self.known(word)
+        """A lowercase word of 3 letters or more, no apostrophe, neither known (the stage's dictionary, or a real word
+        of the larger ``vocabulary`` other than an irregular verb written as regular) nor informal: one the stage may
+        change, and what it counts to tell another language."""
+        return (
+            len(word) >= MIN_LENGTH
+            and word.isalpha()
+            and not informal(word)
+            and not self.known(word)
+            and (irregular_forms(word) is not None or not self.vocabulary.knows(word))
+        )
 
     def _candidate_word(self, word: str, sentence_start: bool, text: str) -> str | None:
         """``word`` lowercased where the stage may change it (long enough, lowercase or a capitalised first word of a
