@@ -31,7 +31,7 @@ from service.engine.allocator import IdleRelease, release_free_memory
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.manifest import ModelFolderError, ModelManifest, check_model_folder
-from service.engine.offline import model_review
+from service.engine.offline import model_review, model_scoring
 from service.engine.runtime import RuntimeOptions
 from service.experiments.arms import BACKENDS, Arm
 from service.experiments.definition import load_experiment
@@ -206,6 +206,7 @@ class ModelBuilder:
                 queues = LocalQueues(engines, policy, hooks, continuous=settings.continuous_strategies)
             await queues.start()
             review = await asyncio.to_thread(model_review, source.path) if settings.lm_review else None
+            scoring = await asyncio.to_thread(model_scoring, source.path, review)
             model_key = f"{manifest.name}\x1f{manifest.version}\x1f{variant}"
             dispatcher = SentenceDispatcher(
                 queues, self.cache, preprocessor.codec, self.metrics, model_key, settings.max_queue, review
@@ -230,6 +231,7 @@ class ModelBuilder:
             memory,
             time.monotonic() - started,
             closing,
+            scoring,
         )
 
     async def _engines(self, source: ModelSource) -> list[Engine]:

@@ -7,7 +7,8 @@ The sentences go through the served path's preprocessing (protected spans, sente
 normalisation, the spelling stage where the model ships a vocabulary, the model's codec),
 aggressive decoding with the model's keep bias (``--keep-bias`` to set another), the language
 model's review where the model ships one (``--no-lm-review`` to leave it out), and the served
-assembly (the guard, protected spans).
+assembly (the guard, protected spans, each edit's confidence with the edits under the level's threshold held back:
+``--level``, ``--min-confidence``, or ``--no-confidence`` for every edit the model makes).
 
 GLEU is the JFLEG multi-reference definition (500 iterations of random reference choice,
 compared on tokens). With ``--tokenized`` the source and references are tokenised text (as
@@ -29,11 +30,13 @@ from typing import Any
 from models.gec.metrics import change_stats, corpus_gleu, detokenize, tokenize
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
-from service.engine.offline import correct_texts, model_review, model_speller
+from service.engine.offline import correct_texts, model_confidence, model_review, model_speller
 from service.engine.report import table
 from service.engine.runtime import RuntimeOptions
+from service.text.confidence import ConfidenceModel
 from service.text.guard import REASONS
 from service.text.lm_review import LanguageModelReview
+from service.text.policy import LEVELS
 from service.text.spelling import Speller
 
 
@@ -51,9 +54,14 @@ def evaluate(
     speller: Speller | None = None,
     keep_bias: float | None = None,
     review: LanguageModelReview | None = None,
+    confidence: ConfidenceModel | None = None,
+    level: str = "default",
+    min_confidence: float | None = None,
 ) -> dict[str, Any]:
     """Correct ``sources`` (spelled first by ``speller`` if given, decoded with ``keep_bias``, None: the model's
-    default, reviewed by ``review`` if given) and score them; ``references[k][i]`` is reference k of sentence i."""
+    for ``level``, reviewed by ``review`` if given, edits under ``level``'s confidence threshold or ``min_confidence``
+    held back where a ``confidence`` model is given) and score them; ``references[k][i]`` is reference k of
+    sentence i."""
     inputs = [detokenize(s) if tokenized else s for s in sources]
     corrected = correct_texts(
         engine,
@@ -65,6 +73,9 @@ def evaluate(
         speller=speller,
         keep_bias=keep_bias,
         review=review,
+        confidence=confidence,
+        level=level,
+        min_confidence=min_confidence,
     )
     dropped = Counter(reason for c in corrected for reason in c.dropped)
     figures = score(sources, references, tokenized, [c.text for c in corrected])
@@ -118,6 +129,11 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the keep bias (default: the model's, as served; greedy, aggressive)",
     )
+    parser.add_argument("--level", default="default", choices=sorted(LEVELS), help="the confidence level (as served)")
+    parser.add_argument("--min-confidence", type=float, default=None, help="a threshold instead of the level's")
+    parser.add_argument(
+        "--no-confidence", action="store_true", help="every edit the model makes, none held back for its confidence"
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the corrected sentences here")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args(argv)
@@ -128,14 +144,33 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("every reference file must have as many lines as the source")
     speller = None if args.no_spelling else model_speller(args.model)
     review = None if args.no_lm_review else model_review(args.model)
+    confidence = None if args.no_confidence else model_confidence(args.model)
     result = evaluate(
-        engine, sources, references, args.tokenized, args.decoding, args.batch_size, speller, args.keep_bias, review
+        engine,
+        sources,
+        references,
+        args.tokenized,
+        args.decoding,
+        args.batch_size,
+        speller,
+        args.keep_bias,
+        review,
+        confidence,
+        args.level,
+        args.min_confidence,
     )
     hypotheses = result.pop("hypotheses")
     if args.out:
         args.out.write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
-    row = {"set": args.src.name, "spelling": speller is not None, "lm_review": review is not None, **result}
-    columns = ["set", "spelling", "lm_review", "sentences", "gleu", "exact_match", "unchanged_kept", "changed"]
+    held = "none" if confidence is None else args.level if args.min_confidence is None else args.min_confidence
+    row = {
+        "set": args.src.name,
+        "spelling": speller is not None,
+        "lm_review": review is not None,
+        "held": held,
+        **result,
+    }
+    columns = ["set", "spelling", "lm_review", "held", "sentences", "gleu", "exact_match", "unchanged_kept", "changed"]
     print(table([row], columns + [f"guard_{reason}" for reason in REASONS]))
     if args.json:
         args.json.write_text(json.dumps(row, indent=2) + "\n", encoding="utf-8")

@@ -46,6 +46,7 @@ def correct_request(body: schemas.CorrectBody, named_arm: str | None) -> Correct
         spelling=body.options.spelling,
         level=body.options.level,
         keep_bias=body.options.keep_bias,
+        min_confidence=body.options.min_confidence,
         user_id=body.client.user_id,
         session_id=body.client.session_id,
         model=body.model,

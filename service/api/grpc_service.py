@@ -97,6 +97,8 @@ def _correct_fields(request: pb.CorrectRequest) -> dict[str, Any]:
         fields["options"]["level"] = request.options.level
     if request.options.HasField("keep_bias"):
         fields["options"]["keep_bias"] = request.options.keep_bias
+    if request.options.HasField("min_confidence"):
+        fields["options"]["min_confidence"] = request.options.min_confidence
     if request.offset_unit:
         fields["offset_unit"] = request.offset_unit
     if request.HasField("text"):

@@ -18,7 +18,14 @@ from service.experiments.definition import NAME_PATTERN
 CORRECT_EXAMPLE = {
     "text": "She go to school every days. Their going home.",
     "offset_unit": "codepoint",
-    "options": {"backend": None, "alternatives": 0, "spelling": True, "level": "default", "keep_bias": None},
+    "options": {
+        "backend": None,
+        "alternatives": 0,
+        "spelling": True,
+        "level": "default",
+        "min_confidence": None,
+        "keep_bias": None,
+    },
     "client": {"user_id": "u-123", "session_id": "s-456"},
 }
 
@@ -50,10 +57,19 @@ class Options(BaseModel):
         description="the spelling stage before the model (edits of type `spelling`); false turns it off for this"
         " request. It runs only where the model ships a vocabulary and GECSERVE_SPELLING is on.",
     )
-    level: Literal["default", "picky"] = Field(
+    level: Literal["safe", "default", "picky"] = Field(
         "default",
-        description="how much the model edits, as LanguageTool's `level`: `default` is the model's measured point,"
-        " `picky` makes more edits (more errors found, more edits a writer may undo)",
+        description="how sure an edit must be to be returned, as LanguageTool's `level`: `default` is the measured"
+        " point, `safe` keeps only edits a careful writer would accept blindly, `picky` returns more (more errors"
+        " found, more edits a writer may undo; its model also edits more)",
+    )
+    min_confidence: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        allow_inf_nan=False,
+        description="the confidence an edit needs (times its category's multiplier) instead of the level's: edits"
+        " under it are neither returned nor applied to `text`; null = the level's",
     )
     keep_bias: float | None = Field(
         None,
@@ -120,6 +136,10 @@ class EditModel(BaseModel):
         " R:SPELL, U:PUNCT, ..."
     )
     message: str = Field(description="what is wrong and why, for the writer")
+    confidence: float = Field(
+        description="the probability that the edit is right, 0..1, calibrated: of the edits given 0.8, about 80% are"
+        " right"
+    )
 
 
 class ModelInfo(BaseModel):

@@ -11,6 +11,8 @@ from typing import Any
 # The keep bias (``decoding.alignment``) of each level a request may ask for, for a model whose manifest measured
 # none: the model as trained by default, and ``picky`` (LanguageTool's level) at the recall end.
 KEEP_BIAS_LEVELS = {"default": 0.0, "picky": -1.0}
+"""The keep bias of each level a model's manifest may measure for itself; a level it does not name (``safe``, which
+differs from ``default`` in its confidence threshold alone) decodes with the model's ``default``."""
 
 
 @dataclass
@@ -42,6 +44,9 @@ class ModelManifest:
     spelling_model: str | None = None
     # the n-gram language model that reviews corrections (``models.gec.language_model``); None: no review
     language_model: str | None = None
+    # the fit that turns an edit's evidence into its confidence (``models.gec.calibrate``); None: the model's own
+    # probability of the edit
+    confidence: str | None = None
     # the keep bias of each level (``KEEP_BIAS_LEVELS``'s names), measured on the dev sets for this model
     keep_bias: dict[str, float] = field(default_factory=lambda: dict(KEEP_BIAS_LEVELS))
     files_sha256: dict[str, str] = field(default_factory=dict)
@@ -151,3 +156,10 @@ def name_file(model_dir: Path, role: str, file: str, info: dict[str, Any]) -> Mo
     manifest.extra[f"{role}_info"] = info
     manifest.save(model_dir)
     return manifest
+
+
+def level_keep_bias(manifest: ModelManifest, level: str) -> float:
+    """The keep bias a request at ``level`` decodes with on the model of ``manifest``."""
+    if level in manifest.keep_bias:
+        return manifest.keep_bias[level]
+    return KEEP_BIAS_LEVELS.get(level, manifest.keep_bias.get("default", KEEP_BIAS_LEVELS["default"]))

@@ -19,12 +19,15 @@ from tqdm import tqdm
 
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine, takes_keep_bias
-from service.engine.manifest import ModelManifest
+from service.engine.manifest import ModelManifest, level_keep_bias
+from service.text.confidence import UNCALIBRATED, ConfidenceModel, TokenScores
 from service.text.language import language_identifier
 from service.text.lm_review import LanguageModelReview
 from service.text.ngrams import NgramModel
+from service.text.policy import threshold_of
+from service.text.ranking import Ranker
 from service.text.spelling import Speller, spelling_files
-from service.text.units import Assembled, Unit, assemble, plan_units
+from service.text.units import Assembled, Scoring, assemble, plan_units
 
 
 def model_speller(model_dir: Path) -> Speller | None:
@@ -40,6 +43,25 @@ def model_review(model_dir: Path) -> LanguageModelReview | None:
     return LanguageModelReview(NgramModel.load(model_dir / name)) if name is not None else None
 
 
+def model_confidence(model_dir: Path) -> ConfidenceModel:
+    """The fit that gives a model's edits their confidence, as the service loads it (``UNCALIBRATED`` where the
+    model ships none)."""
+    name = ModelManifest.load(model_dir).confidence
+    return ConfidenceModel.load(model_dir / name) if name is not None else UNCALIBRATED
+
+
+def model_scoring(model_dir: Path, review: LanguageModelReview | None) -> Scoring:
+    """How a model folder's edits get their confidence, as the service scores them (none held back): its fit, the
+    language model of its ``review``, and the learners' letter edits of its spelling ranking."""
+    manifest = ModelManifest.load(model_dir)
+    ranking = Ranker.load(model_dir / manifest.spelling_model) if manifest.spelling_model else None
+    return Scoring(
+        model_confidence(model_dir),
+        review.model if review is not None else None,
+        ranking.edits.log_prob if ranking is not None else None,
+    )
+
+
 def correct_texts(
     engine: Engine,
     texts: Sequence[str],
@@ -50,20 +72,27 @@ def correct_texts(
     speller: Speller | None = None,
     keep_bias: float | None = None,
     review: LanguageModelReview | None = None,
+    confidence: ConfidenceModel | None = None,
+    level: str = "default",
+    min_confidence: float | None = None,
 ) -> list[Assembled]:
     """Correct paragraphs (spelled first by ``speller`` if given), decoded with ``keep_bias`` (None: the model's
-    default level, as served) and reviewed by ``review`` if given; units of similar length are decoded together in
+    for ``level``, as served) and reviewed by ``review`` if given; units of similar length are decoded together in
     batches, and units the model does not read (other languages, text it cannot read) are not decoded, as in the
-    service. Each paragraph's correction, as the service assembles it (with what the guard dropped)."""
+    service. Each paragraph's correction, as the service assembles it (with what the guard dropped); with a
+    ``confidence`` model, each edit's confidence is its, and edits under ``level``'s threshold (or
+    ``min_confidence``) are held back (``Assembled.held``), else every edit is kept."""
     if keep_bias is None:
-        keep_bias = engine.manifest.keep_bias.get("default", 0.0) if takes_keep_bias(decoding) else 0.0
+        keep_bias = level_keep_bias(engine.manifest, level) if takes_keep_bias(decoding) else 0.0
     spell = speller.corrections if speller is not None else None
     english = language_identifier().english_sentences
-    plans: list[list[Unit]] = [plan_units(t, engine.codec, engine.max_source_tokens, spell, english) for t in texts]
+    known = speller.is_word if speller is not None else None
+    plans = [plan_units(t, engine.codec, engine.max_source_tokens, spell, english, known) for t in texts]
     flat = [(p, u) for p, units in enumerate(plans) for u in range(len(units))]
     outputs: dict[int, str] = {
         i: unit.text for i, (p, u) in enumerate(flat) if not (unit := plans[p][u]).decoded_by_model
     }
+    scores: dict[int, TokenScores] = {}
     order = sorted(
         (i for i in range(len(flat)) if i not in outputs), key=lambda i: len(plans[flat[i][0]][flat[i][1]].tokens)
     )
@@ -73,14 +102,25 @@ def correct_texts(
         sources = [plans[flat[i][0]][flat[i][1]].tokens for i in chunk]
         biases = [keep_bias] * len(sources)
         for i, result in zip(chunk, engine.generate(sources, decoding, params, keep_biases=biases), strict=True):
-            output = engine.codec.decode(result.tokens)
+            output, ends = engine.codec.decode_with_ends(result.tokens)
+            if result.logprobs:
+                scores[i] = TokenScores(output, ends, tuple(result.logprobs))
             outputs[i] = output if review is None else review.review(plans[flat[i][0]][flat[i][1]].text, output).text
         bar.update(len(chunk))
     bar.close()
+    ranker = speller.ranker if speller is not None else None
+    scoring = Scoring(
+        confidence or UNCALIBRATED,
+        review.model if review is not None else None,
+        ranker.edits.log_prob if ranker is not None else None,
+        threshold_of(level, min_confidence) if confidence is not None else 0.0,
+    )
     corrected: list[Assembled] = []
     position = 0
     for text, units in zip(texts, plans, strict=True):
-        unit_texts = [outputs[position + k] for k in range(len(units))]
+        indices = range(position, position + len(units))
         position += len(units)
-        corrected.append(assemble(text, units, unit_texts))
+        corrected.append(
+            assemble(text, units, [outputs[i] for i in indices], None, [scores.get(i) for i in indices], scoring)
+        )
     return corrected

@@ -51,5 +51,19 @@ class TextCodec:
     def decode(self, ids: list[int]) -> str:
         return self.tokenizer.decode([i for i in ids if i not in self.special_ids], skip_special_tokens=False)
 
+    def decode_with_ends(self, ids: list[int]) -> tuple[str, tuple[int, ...]]:
+        """``decode(ids)``, and where each of ``ids`` ends in that text (code points; a special token ends where
+        the one before it does, and the bytes of one character share its end)."""
+        text = self.decode(ids)
+        pieces = [self.decode([i]) for i in ids]
+        if sum(len(piece) for piece in pieces) != len(text):  # a character split between tokens
+            pieces = [self.decode(ids[: k + 1]) for k in range(len(ids))]
+            return text, tuple(len(piece) for piece in pieces)
+        ends, position = [], 0
+        for piece in pieces:
+            position += len(piece)
+            ends.append(position)
+        return text, tuple(ends)
+
     def decode_batch(self, batch: list[list[int]]) -> list[str]:
         return [self.decode(ids) for ids in batch]

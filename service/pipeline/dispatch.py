@@ -56,7 +56,8 @@ from service.pipeline.errors import (
     RequestDeadlineError,
 )
 from service.pipeline.queues import GENERATE_QUEUE, DecodingQueues
-from service.pipeline.types import Timings
+from service.pipeline.types import Timings, UnitOutputs
+from service.text.confidence import TokenScores
 from service.text.lm_review import LanguageModelReview
 from service.text.units import Unit
 
@@ -65,9 +66,9 @@ __all__ = ["SentenceDispatcher"]
 
 @dataclass(frozen=True)
 class _Decoded:
-    """A sentence's outputs (best first), and the job and outcome that gave them (for timings)."""
+    """A sentence's outputs, and the job and outcome that gave them (for timings)."""
 
-    texts: list[str]
+    outputs: UnitOutputs
     job: Job
     outcome: Outcome
     review: float = 0.0  # seconds the language model's review of the lead request's decode took
@@ -109,9 +110,11 @@ class SentenceDispatcher:
 
     async def decode(
         self, arm: Arm, keep_bias: float, units: Sequence[Unit], priority: Priority, deadline: float, timings: Timings
-    ) -> list[list[str]]:
+    ) -> list[UnitOutputs]:
         """Each unit's outputs, best first (one unless the arm returns an n-best list), decoded with ``keep_bias``."""
-        outputs: list[list[str] | None] = [None if unit.decoded_by_model else [unit.text] for unit in units]
+        outputs: list[UnitOutputs | None] = [
+            None if unit.decoded_by_model else UnitOutputs([unit.text]) for unit in units
+        ]
         todo = [i for i, out in enumerate(outputs) if out is None]
         started = time.monotonic()
         keys = {i: self.cache_key(arm, keep_bias, units[i].text) for i in todo}
@@ -122,12 +125,12 @@ class SentenceDispatcher:
             if value is None:
                 misses.setdefault(keys[i], units[i].tokens)
             else:
-                outputs[i] = json.loads(value)
+                outputs[i] = UnitOutputs.from_json(json.loads(value))
         decoded = await self._decode_misses(arm, keep_bias, misses, priority, deadline, timings) if misses else {}
         for i in todo:
             if outputs[i] is None:
                 outputs[i] = decoded[keys[i]]
-        return [out if out is not None else [] for out in outputs]
+        return [out if out is not None else UnitOutputs([]) for out in outputs]
 
     async def _decode_misses(
         self,
@@ -137,12 +140,12 @@ class SentenceDispatcher:
         priority: Priority,
         deadline: float,
         timings: Timings,
-    ) -> dict[str, list[str]]:
+    ) -> dict[str, UnitOutputs]:
         """The outputs of each sentence of ``misses`` (tokens by key): waited for where another request is
         decoding it at this priority or a more urgent one, else submitted (and waited for by others), and
         submitted again where the request that was decoding it gave it up."""
         loop = asyncio.get_running_loop()
-        decoded: dict[str, list[str]] = {}
+        decoded: dict[str, UnitOutputs] = {}
         remaining = dict(misses)
         while remaining:
             joined: dict[str, _Flight] = {}
@@ -161,7 +164,7 @@ class SentenceDispatcher:
             decoded.update(mine)
             for key, result in zip(joined, theirs, strict=True):
                 if result is not None:
-                    decoded[key] = result.texts
+                    decoded[key] = result.outputs
                     _add_timings(timings, result.job, result.outcome, joined_at)
                     timings.review = max(timings.review, result.review)
             remaining = {key: tokens for key, tokens in remaining.items() if key not in decoded}
@@ -178,7 +181,7 @@ class SentenceDispatcher:
         priority: Priority,
         deadline: float,
         timings: Timings,
-    ) -> dict[str, list[str]]:
+    ) -> dict[str, UnitOutputs]:
         """Decode the sentences of ``tokens`` (by key) as this request's jobs, resolve their ``flights`` for
         the requests waiting for them, and cache the outputs."""
         if not tokens:
@@ -189,7 +192,7 @@ class SentenceDispatcher:
                 for t in tokens.values()
             ]
             outcomes = await self._submit(self.queues.get(arm), arm.name, jobs)
-            outputs = [self._texts(outcome.result) for outcome in outcomes]
+            outputs = [self._outputs(outcome.result) for outcome in outcomes]
             reviewed = 0.0
             if self.review is not None:
                 review_started = time.monotonic()
@@ -200,12 +203,12 @@ class SentenceDispatcher:
                 reviewed = time.monotonic() - review_started
                 timings.review = max(timings.review, reviewed)
             decoded, stored = {}, []
-            for (key, flight), job, outcome, texts in zip(flights.items(), jobs, outcomes, outputs, strict=True):
+            for (key, flight), job, outcome, output in zip(flights.items(), jobs, outcomes, outputs, strict=True):
                 result = outcome.result
-                done = _Decoded(texts, job, outcome, reviewed)
+                done = _Decoded(output, job, outcome, reviewed)
                 flight.done.set_result(done)
-                decoded[key] = texts
-                stored.append((key, json.dumps(texts)))
+                decoded[key] = output
+                stored.append((key, json.dumps(output.to_json())))
                 self.metrics.observe_decode(arm.queue, result.passes, result.accepted)
                 _add_timings(timings, job, outcome, job.enqueued_at)
             await self.cache.set_many(stored)  # meanwhile, requests for these sentences still find the flights
@@ -217,18 +220,23 @@ class SentenceDispatcher:
                 if self._flights.get(key) is flight:
                     del self._flights[key]
 
-    def _texts(self, result: DecodeResult) -> list[str]:
-        """A decode's outputs as text, best first."""
-        return [self.codec.decode(h.tokens) for h in result.hypotheses] or [self.codec.decode(result.tokens)]
+    def _outputs(self, result: DecodeResult) -> UnitOutputs:
+        """A decode's outputs as text, best first, and the best one's tokens' log-probabilities where the decoding
+        recorded them."""
+        texts = [self.codec.decode(h.tokens) for h in result.hypotheses] or [self.codec.decode(result.tokens)]
+        if not result.logprobs:
+            return UnitOutputs(texts)
+        text, ends = self.codec.decode_with_ends(result.tokens)
+        return UnitOutputs(texts, TokenScores(text, ends, tuple(result.logprobs)))
 
-    def _reviewed(self, queue: str, jobs: Sequence[Job], outputs: list[list[str]]) -> list[list[str]]:
+    def _reviewed(self, queue: str, jobs: Sequence[Job], outputs: list[UnitOutputs]) -> list[UnitOutputs]:
         """Each sentence's outputs with the best one reviewed against what the model read (counted by queue)."""
         assert self.review is not None
         reviewed = []
-        for job, texts in zip(jobs, outputs, strict=True):
-            result = self.review.review(self.codec.decode(job.tokens), texts[0])
+        for job, output in zip(jobs, outputs, strict=True):
+            result = self.review.review(self.codec.decode(job.tokens), output.texts[0])
             self.metrics.reviewed(queue, result.vetoed, result.proposed)
-            reviewed.append([result.text, *texts[1:]])
+            reviewed.append(UnitOutputs([result.text, *output.texts[1:]], output.scores))
         return reviewed
 
     async def generate(

@@ -33,7 +33,7 @@ from service.batching import Priority
 from service.config import Settings
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import takes_keep_bias
-from service.engine.manifest import KEEP_BIAS_LEVELS, ModelManifest
+from service.engine.manifest import ModelManifest, level_keep_bias
 from service.experiments.arms import Arm, UnknownArmError
 from service.experiments.feedback import EditOrigin, FeedbackLedger, UnknownEditsError
 from service.experiments.manager import ExperimentManager, Route
@@ -72,6 +72,7 @@ from service.repository.repository import ModelRepository, UnknownModelError
 from service.repository.served import ServedModel
 from service.text.edits import Edit, apply_edits
 from service.text.offsets import Utf16Index
+from service.text.policy import threshold_of
 from service.text.units import Assembled, TypedEdit, assemble
 
 log = logging.getLogger(__name__)
@@ -121,7 +122,7 @@ def keep_own_words(paragraph: str, assembled: Assembled, words: frozenset[str]) 
     if len(kept) == len(assembled.edits):
         return assembled
     text = apply_edits(paragraph, [Edit(e.start, e.end, e.original, e.replacement) for e in kept])
-    return Assembled(text, kept, assembled.dropped)
+    return Assembled(text, kept, assembled.dropped, assembled.held)
 
 
 def _words_of(text: str) -> set[str]:
@@ -335,13 +336,14 @@ class Pipeline:
         origin = self._origin(routed, model)
         writer = request.user_id or request.session_id
         own_words = await self._own_words(request.user_id)
+        scoring = model.scoring_at(threshold_of(request.level, request.min_confidence))
         for text, units in zip(request.texts, plans, strict=True):
             mine = decoded[position : position + len(units)]
             position += len(units)
-            alternatives = [texts[1:] for texts in mine] if request.alternatives else None
-            assembled = keep_own_words(
-                text, assemble(text, units, [texts[0] for texts in mine], alternatives), own_words
-            )
+            alternatives = [out.texts[1:] for out in mine] if request.alternatives else None
+            corrected = [out.texts[0] for out in mine]
+            assembled = assemble(text, units, corrected, alternatives, [out.scores for out in mine], scoring)
+            assembled = keep_own_words(text, assembled, own_words)
             for reason in assembled.dropped:
                 self.metrics.output_dropped(record.experiment, record.arm, reason)
             index = Utf16Index(text) if request.offset_unit == "utf16" else None
@@ -361,7 +363,7 @@ class Pipeline:
         if routed.shadow is not None:
             shadow_model = self.model(routed.shadow, model.name)
             shadow_bias = self.keep_bias(shadow_model, routed.shadow, request.level, request.keep_bias)
-            served = [texts[0] for texts in decoded]
+            served = [out.texts[0] for out in decoded]
             self.shadow.schedule(routed, shadow_model, shadow_bias, request.texts, flat, served, model)
         return CorrectResult(
             corrections, model.name, model.version, routed.arm.name, routed.arm.backend, routed.experiment, timings
@@ -420,7 +422,7 @@ class Pipeline:
             return requested
         if arm.keep_bias is not None:
             return arm.keep_bias
-        return model.manifest.keep_bias.get(level, KEEP_BIAS_LEVELS[level])
+        return level_keep_bias(model.manifest, level)
 
     # -- feedback ---------------------------------------------------------------------------
 
@@ -458,6 +460,7 @@ class Pipeline:
             type=edit.type,
             category=edit.category,
             message=edit.message,
+            confidence=edit.confidence,
         )
 
     # -- generate ---------------------------------------------------------------------------

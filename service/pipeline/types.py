@@ -3,8 +3,30 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from service.text.confidence import TokenScores
 from service.text.units import TypedEdit
+
+
+@dataclass(frozen=True)
+class UnitOutputs:
+    """What the model wrote for one unit: its outputs, best first (reviewed where the model ships a language model),
+    and the best one's tokens' log-probabilities as decoded (None where the decoding records none)."""
+
+    texts: list[str]
+    scores: TokenScores | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"texts": self.texts, "scores": self.scores.to_json() if self.scores is not None else None}
+
+    @classmethod
+    def from_json(cls, data: Any) -> UnitOutputs:
+        """``to_json``'s form, or a list of texts (what the sentence cache held before scores)."""
+        if isinstance(data, list):
+            return cls([str(text) for text in data])
+        scores = data.get("scores")
+        return cls(list(data["texts"]), TokenScores.from_json(scores) if scores is not None else None)
 
 
 @dataclass(frozen=True)
@@ -15,8 +37,9 @@ class CorrectRequest:
     arm: str | None = None  # an override: options.backend, the X-Gecserve-Arm header or gRPC metadata
     alternatives: int = 0
     spelling: bool = True  # the spelling stage (where the model ships a vocabulary)
-    level: str = "default"  # the model's named keep bias (ModelManifest.keep_bias): "default" or "picky"
+    level: str = "default"  # "safe", "default" or "picky": its confidence threshold and keep bias
     keep_bias: float | None = None  # a keep bias of its own instead of the level's
+    min_confidence: float | None = None  # a confidence threshold of its own instead of the level's
     user_id: str | None = None
     session_id: str | None = None
     model: str | None = None  # a served model by name (None: the arm's, else the default)
@@ -36,6 +59,7 @@ class EditOut:
     type: str
     category: str  # ERRANT's operation and category: "R:VERB:SVA"
     message: str  # what the edit tells the writer
+    confidence: float  # the probability that the edit is right, 0..1
 
 
 @dataclass

@@ -13,7 +13,7 @@ import enum
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from service.engine.manifest import ModelManifest
 from service.pipeline.dispatch import SentenceDispatcher
 from service.pipeline.preprocess import Preprocessor
 from service.pipeline.queues import DecodingQueues
+from service.text.units import Scoring
 
 __all__ = ["ModelState", "ServedModel"]
 
@@ -50,6 +51,9 @@ class ServedModel:
     memory_bytes: int
     load_s: float  # seconds to load and warm up
     closing: Callable[[], Awaitable[None]] | None = None  # stops what runs beside its queues (the idle release)
+    scoring: Scoring = field(
+        default_factory=Scoring
+    )  # how its edits get their confidence (``service.text.confidence``), none held back
     state: ModelState = ModelState.READY
     loaded_at: float = field(default_factory=time.time)
     active: int = 0  # requests holding it
@@ -62,6 +66,10 @@ class ServedModel:
     def max_new_tokens(self) -> int:
         """The longest generation the model allows (its positions, less the decoder prefix)."""
         return self.manifest.max_target_positions - len(self.manifest.decoder_prefix_ids)
+
+    def scoring_at(self, threshold: float) -> Scoring:
+        """How its answers' edits get their confidence, and which are kept at ``threshold``."""
+        return replace(self.scoring, threshold=threshold)
 
     @contextmanager
     def serving(self) -> Iterator[ServedModel]:

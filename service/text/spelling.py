@@ -277,6 +277,11 @@ class Speller:
                     edits.append(Edit(start, start + len(word), word, replacement))
         return edits
 
+    def is_word(self, word: str) -> bool:
+        """Whether the lowercase ``word`` is one the stage leaves as a word: known to it or to the vocabulary, short,
+        or informal (``_unknown``'s opposite)."""
+        return not self._unknown(word)
+
     def _unknown(self, word: str) -> bool:
         """A lowercase word of 3 letters or more, no apostrophe, neither known (the stage's dictionary, or a real word
         of the larger ``vocabulary`` other than an irregular verb written as regular) nor informal: one the stage may

@@ -29,9 +29,19 @@ from typing import Protocol
 from service.text import guard
 from service.text.categories import categorize
 from service.text.classify import classify, plausible_alternative
+from service.text.confidence import (
+    UNCALIBRATED,
+    Channel,
+    ConfidenceModel,
+    EditEvidence,
+    TokenScores,
+    unit_evidence,
+)
 from service.text.edits import Edit, apply_edits, extract_edits, map_edits
 from service.text.messages import explain
+from service.text.ngrams import NgramModel
 from service.text.normalize import Normalized, model_view, source_span
+from service.text.policy import fixed_words, required, rewrites_fixed
 from service.text.protect import Kind, Span, find_protected
 from service.text.script import editable, reads_as_english
 from service.text.segment import Sentence, split_long, split_sentences
@@ -52,6 +62,8 @@ class Unit:
     tokens: list[int]  # of ``text``
     readable: bool  # English the model can read (``script.reads_as_english`` and ``language``)
     protected: tuple[Span, ...] = ()  # the paragraph's protected spans in or next to the unit's sentence
+    # the words of ``normalized.text`` the model may not rewrite (names, jargon: ``policy.fixed_words``)
+    fixed: tuple[tuple[int, int], ...] = ()
 
     @property
     def decoded_by_model(self) -> bool:
@@ -73,6 +85,8 @@ class TypedEdit:
     alternatives: list[str] = field(default_factory=list)
     category: str = "R:OTHER"  # ERRANT's operation and category (``service.text.categories``)
     message: str = ""  # what it tells the writer (``service.text.messages``)
+    confidence: float = 1.0  # the probability that it is right (``service.text.confidence``)
+    evidence: EditEvidence | None = None  # what its confidence was read from
 
 
 Spell = Callable[[str], list[Edit]]
@@ -80,6 +94,9 @@ Spell = Callable[[str], list[Edit]]
 
 English = Callable[[str, Sequence[tuple[int, int]]], list[bool]]
 """Which sentences of a paragraph are English (``service.text.language.LanguageIdentifier.english_sentences``)."""
+
+Known = Callable[[str], bool]
+"""Whether a lowercase word is a real word (``service.text.spelling.Speller.is_word``)."""
 
 
 class Codec(Protocol):
@@ -91,12 +108,18 @@ class Codec(Protocol):
 
 
 def plan_units(
-    paragraph: str, codec: Codec, max_tokens: int, spell: Spell | None = None, english: English | None = None
+    paragraph: str,
+    codec: Codec,
+    max_tokens: int,
+    spell: Spell | None = None,
+    english: English | None = None,
+    known: Known | None = None,
 ) -> list[Unit]:
     """Find the protected spans, split the paragraph into sentences, take each one's view, spell it (when ``spell``
     is given) and tokenize it, and cut any over ``max_tokens`` into pieces. A sentence is read when its letters are
-    mostly Latin (``script.reads_as_english``) and ``english``, asked about those only, says it is English. Linear
-    in the paragraph's length."""
+    mostly Latin (``script.reads_as_english``) and ``english``, asked about those only, says it is English. Where
+    ``known`` tells real words, each unit's words the model may not rewrite are found (``policy.fixed_words``).
+    Linear in the paragraph's length."""
     protection = find_protected(paragraph)
     spans = protection.spans
     span_ends = [span.end for span in spans]
@@ -113,12 +136,12 @@ def plan_units(
         view = model_view(paragraph, sentence.start, sentence.end, near[index])
         tokens = codec.encode(view.text)
         if len(tokens) <= max_tokens:
-            units.append(_unit(index, sentence.start, view, codec, spell, readable[index], near[index], tokens))
+            units.append(_unit(index, sentence.start, view, codec, spell, known, readable[index], near[index], tokens))
             continue
         whole = Sentence(0, len(view.text), view.text)
         for piece in split_long(whole, codec.token_ends, max_tokens):
             piece_view, offset = _piece(view, piece.start, piece.end)
-            unit = _unit(index, sentence.start + offset, piece_view, codec, spell, readable[index], near[index])
+            unit = _unit(index, sentence.start + offset, piece_view, codec, spell, known, readable[index], near[index])
             units.append(replace(unit, tokens=unit.tokens[:max_tokens]))
     return units
 
@@ -162,6 +185,7 @@ def _unit(
     normalized: Normalized,
     codec: Codec,
     spell: Spell | None,
+    known: Known | None,
     readable: bool,
     protected: tuple[Span, ...],
     tokens: list[int] | None = None,
@@ -171,7 +195,8 @@ def _unit(
     text = apply_edits(normalized.text, spelling)
     if spelling or tokens is None:
         tokens = codec.encode(text)
-    return Unit(index, start, normalized, tuple(spelling), text, tokens, readable, protected)
+    fixed = fixed_words(normalized.text, known, [(e.start, e.end) for e in spelling]) if readable and known else []
+    return Unit(index, start, normalized, tuple(spelling), text, tokens, readable, protected, tuple(fixed))
 
 
 def _edit_id(unit: Unit, edit: Edit) -> str:
@@ -180,16 +205,22 @@ def _edit_id(unit: Unit, edit: Edit) -> str:
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
 
 
-def _mapped(unit: Unit, corrected: str) -> list[tuple[Edit, bool]]:
-    """The unit's edits on paragraph offsets, each with whether it is one the spelling stage made, without those
-    touching characters the model cannot read or a protected span."""
+def _mapped(unit: Unit, corrected: str) -> list[tuple[Edit, Edit, bool]]:
+    """The unit's edits, each on the unit's view and on paragraph offsets, with whether it is one the spelling stage
+    made, without those touching characters the model cannot read, a protected span, or a word the model may not
+    rewrite (``Unit.fixed``)."""
     edits = extract_edits(unit.normalized.text, corrected)
-    spelled = [edit in unit.spelling for edit in edits]
     mapped = map_edits(edits, unit.normalized, unit.start)
     return [
-        (edit, spell)
-        for edit, spell in zip(mapped, spelled, strict=True)
-        if editable(edit.original) and editable(edit.replacement) and not _touches(edit, unit.protected)
+        (edit, on_paragraph, edit in unit.spelling)
+        for edit, on_paragraph in zip(edits, mapped, strict=True)
+        if editable(on_paragraph.original)
+        and editable(on_paragraph.replacement)
+        and not _touches(on_paragraph, unit.protected)
+        and (
+            edit in unit.spelling
+            or not rewrites_fixed(edit.start, edit.end, edit.original, edit.replacement, unit.fixed)
+        )
     ]
 
 
@@ -215,26 +246,62 @@ def explained(paragraph: str, edit: Edit, spelled: bool = False) -> tuple[str, s
     return code, explain(code, edit.original, edit.replacement, before, after)
 
 
-def unit_edits(unit: Unit, corrected: str, paragraph: str, alternatives: Sequence[str] = ()) -> list[TypedEdit]:
-    """Edits of one unit of ``paragraph`` on its offsets, none touching a protected span, each with its category and
-    message (read with up to ``CONTEXT_CHARS`` of the paragraph either side); alternatives come from the other
-    hypotheses the guard accepts, at the same span, where plausible (``classify.plausible_alternative``). The
-    caller checks ``corrected`` with the guard first."""
+@dataclass(frozen=True)
+class Scoring:
+    """How ``assemble`` gives each edit its confidence and which it keeps: ``model`` combines the evidence, ``lm``
+    scores sentences with and without each edit, ``channel`` tells how likely learners make a misspelling, and edits
+    under ``threshold`` times their class's multiplier (``policy.required``) are held back."""
+
+    model: ConfidenceModel = UNCALIBRATED
+    lm: NgramModel | None = None
+    channel: Channel | None = None
+    threshold: float = 0.0
+
+
+def unit_edits(
+    unit: Unit,
+    corrected: str,
+    paragraph: str,
+    alternatives: Sequence[str] = (),
+    scores: TokenScores | None = None,
+    scoring: Scoring = Scoring(),
+) -> list[TypedEdit]:
+    """Edits of one unit of ``paragraph`` on its offsets, none touching a protected span, each with its category,
+    message (read with up to ``CONTEXT_CHARS`` of the paragraph either side) and confidence (from ``scores``, the
+    model's output and its tokens' log-probabilities, where known); alternatives come from the other hypotheses the
+    guard accepts, at the same span, where plausible (``classify.plausible_alternative``). The caller checks
+    ``corrected`` with the guard first."""
     edits = _mapped(unit, corrected)
     options: dict[tuple[int, int], list[str]] = {}
     for other in alternatives:
         if guard.degenerate(unit.text, other) is None:
-            for alt, _ in _mapped(unit, other):
+            for _, alt, _ in _mapped(unit, other):
                 options.setdefault((alt.start, alt.end), []).append(alt.replacement)
+    explanations = [explained(paragraph, on_paragraph, spelled) for _, on_paragraph, spelled in edits]
+    evidence = unit_evidence(
+        unit.normalized.text,
+        corrected,
+        [edit for edit, _, _ in edits],
+        [code for code, _ in explanations],
+        [spelled for _, _, spelled in edits],
+        scores,
+        scoring.lm,
+        scoring.channel,
+    )
+    confidences = _moves_together(
+        [edit for edit, _, _ in edits],
+        [scoring.model.confidence(edit, known) for (edit, _, _), known in zip(edits, evidence, strict=True)],
+    )
     typed = []
-    for edit, spelled in edits:
+    for (_, edit, spelled), (code, message), known, confidence in zip(
+        edits, explanations, evidence, confidences, strict=True
+    ):
         seen = {edit.replacement}
         alts = [
             r
             for r in options.get((edit.start, edit.end), [])
             if not (r in seen or seen.add(r)) and plausible_alternative(edit.original, edit.replacement, r)
         ]
-        code, message = explained(paragraph, edit, spelled)
         typed.append(
             TypedEdit(
                 _edit_id(unit, edit),
@@ -247,26 +314,54 @@ def unit_edits(unit: Unit, corrected: str, paragraph: str, alternatives: Sequenc
                 alts,
                 code,
                 message,
+                confidence,
+                known,
             )
         )
     return typed
 
 
+def _moves_together(edits: Sequence[Edit], confidences: Sequence[float]) -> list[float]:
+    """``confidences`` with the parts of one move sharing the lowest: a deletion and an insertion of the same word
+    in one sentence are a word moved, kept or held back together (half a move loses the word)."""
+    moved: dict[str, list[int]] = {}
+    for i, edit in enumerate(edits):
+        for word in {*edit.original.lower().split(), *edit.replacement.lower().split()}:
+            moved.setdefault(word, []).append(i)
+    result = list(confidences)
+    for word, indices in moved.items():
+        deleted = [i for i in indices if word in edits[i].original.lower().split()]
+        inserted = [i for i in indices if word in edits[i].replacement.lower().split()]
+        if deleted and inserted and set(deleted) != set(inserted):
+            lowest = min(result[i] for i in indices)
+            for i in indices:
+                result[i] = min(result[i], lowest)
+    return result
+
+
 @dataclass
 class Assembled:
-    """A paragraph's correction: the corrected text, its edits, and why outputs were dropped (one reason of
-    ``guard.REASONS`` per unit whose output the guard refused)."""
+    """A paragraph's correction: the corrected text, its edits, why outputs were dropped (one reason of
+    ``guard.REASONS`` per unit whose output the guard refused), and the edits held back (under the threshold:
+    neither shown nor applied)."""
 
     text: str
     edits: list[TypedEdit]
     dropped: list[str]
+    held: list[TypedEdit] = field(default_factory=list)
 
 
 def assemble(
-    paragraph: str, units: Sequence[Unit], corrected: Sequence[str], alternatives: Sequence[Sequence[str]] | None = None
+    paragraph: str,
+    units: Sequence[Unit],
+    corrected: Sequence[str],
+    alternatives: Sequence[Sequence[str]] | None = None,
+    scores: Sequence[TokenScores | None] | None = None,
+    scoring: Scoring = Scoring(),
 ) -> Assembled:
     """The corrected paragraph and its edits, from each unit's corrected text (outputs the guard refuses are
-    dropped: their units stay as written)."""
+    dropped: their units stay as written); ``scores``: each unit's model output with its tokens' log-probabilities,
+    where known. Edits under ``scoring``'s threshold are held back."""
     edits: list[TypedEdit] = []
     dropped: list[str] = []
     for i, (unit, text) in enumerate(zip(units, corrected, strict=True)):
@@ -274,6 +369,18 @@ def assemble(
         if reason is not None:
             dropped.append(reason)
             continue
-        edits.extend(unit_edits(unit, text, paragraph, alternatives[i] if alternatives else ()))
-    plain = [Edit(e.start, e.end, e.original, e.replacement) for e in edits]
-    return Assembled(apply_edits(paragraph, plain), edits, dropped)
+        found = unit_edits(
+            unit, text, paragraph, alternatives[i] if alternatives else (), scores[i] if scores else None, scoring
+        )
+        edits.extend(found)
+    kept = [e for e in edits if _passes(e, scoring.threshold)]
+    held = [e for e in edits if not _passes(e, scoring.threshold)]
+    plain = [Edit(e.start, e.end, e.original, e.replacement) for e in kept]
+    return Assembled(apply_edits(paragraph, plain), kept, dropped, held)
+
+
+def _passes(edit: TypedEdit, threshold: float) -> bool:
+    """Whether ``edit``'s confidence reaches ``threshold`` times its lexical class's multiplier."""
+    return threshold <= 0 or (
+        edit.evidence is not None and edit.confidence >= required(edit.evidence.lexical, threshold)
+    )

@@ -11,7 +11,8 @@ per billion words): "freind" (2.1) beside "friend" (5.4) is a misspelling; "conf
 
 A word the list lacks is still known when it is made of known parts, as jargon and neologisms are: a common prefix
 and a known word ("deduplicate", "subpath", "sublessee"), a known word and a common suffix ("tokenizer",
-"rebalanced"), or two well-known words of ``COMPOUND_MIN_LETTERS`` letters or more ("webhook", "greenlist").
+"rebalanced"), or two well-known words of ``COMPOUND_MIN_LETTERS`` letters or more ("webhook", "greenlist") that are
+not two words often seen together, run into one ("allday" is "all day").
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Callable, Iterable
 import wordfreq
 
 MISSPELLING_ZIPF_GAP = 1.5
-COMPOUND_MIN_LETTERS = 4  # each part of a compound of two words ("allday" is no compound: "all day")
+COMPOUND_MIN_LETTERS = 3  # each part of a compound of two words
 COMPOUND_MIN_ZIPF = 3.5  # each part of a compound is a well-used word ("lifestile" is no "life" + "stile")
 BASE_MIN_ZIPF = 2.5  # the known word a prefix or a suffix is added to
 NEIGHBOUR_MAX_ZIPF = 3.0  # an unlisted word one edit from a word this common is a misspelling of it
@@ -78,7 +79,8 @@ class Vocabulary:
         if _zipf(lower) > 0:
             return self._listed(lower)
         near = max((_zipf(other) for other in self.neighbours(lower)), default=0.0)
-        return near < NEIGHBOUR_MAX_ZIPF and self._derived(lower)
+        run_together = self.splits is not None and self.splits(lower)  # "allday" is "all day", not a compound
+        return near < NEIGHBOUR_MAX_ZIPF and not run_together and self._derived(lower)
 
     def _listed(self, lower: str) -> bool:
         frequency = _zipf(lower)

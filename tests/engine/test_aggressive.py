@@ -56,6 +56,10 @@ def test_aggressive_equals_greedy_on_sentences(texts: list[str], variant: tuple[
     for a, g in zip(aggressive, greedy, strict=True):
         assert a.passes <= g.passes
         assert sum(a.accepted) == g.passes  # every token (and </s>) accounted for once
+        # each token's log-probability, read off the pass that verified it, is greedy's (a correction's confidence)
+        assert len(a.logprobs) == len(a.tokens)
+        np.testing.assert_allclose(a.logprobs, g.logprobs, atol=2e-3)
+        assert all(p <= 1e-6 for p in a.logprobs)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0egecserve.proto\x12\x0bgecserve.v1\"\x90\x01\n\x0e\x43orrectOptions\x12\x0f\n\x07\x62\x61\x63kend\x18\x01 \x01(\t\x12\x14\n\x0c\x61lternatives\x18\x02 \x01(\r\x12\x15\n\x08spelling\x18\x03 \x01(\x08H\x00\x88\x01\x01\x12\r\n\x05level\x18\x04 \x01(\t\x12\x16\n\tkeep_bias\x18\x05 \x01(\x01H\x01\x88\x01\x01\x42\x0b\n\t_spellingB\x0c\n\n_keep_bias\"1\n\nClientInfo\x12\x0f\n\x07user_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\xb6\x01\n\x0e\x43orrectRequest\x12\x11\n\x04text\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\r\n\x05texts\x18\x02 \x03(\t\x12\x13\n\x0boffset_unit\x18\x03 \x01(\t\x12,\n\x07options\x18\x04 \x01(\x0b\x32\x1b.gecserve.v1.CorrectOptions\x12\'\n\x06\x63lient\x18\x05 \x01(\x0b\x32\x17.gecserve.v1.ClientInfo\x12\r\n\x05model\x18\x06 \x01(\tB\x07\n\x05_text\"\xb2\x01\n\x04\x45\x64it\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\r\x12\x0e\n\x06length\x18\x03 \x01(\r\x12\x10\n\x08original\x18\x04 \x01(\t\x12\x13\n\x0breplacement\x18\x05 \x01(\t\x12\x14\n\x0c\x61lternatives\x18\x06 \x03(\t\x12\x10\n\x08sentence\x18\x07 \x01(\r\x12\x0c\n\x04type\x18\x08 \x01(\t\x12\x10\n\x08\x63\x61tegory\x18\t \x01(\t\x12\x0f\n\x07message\x18\n \x01(\t\"*\n\tModelInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\"\x82\x01\n\x07Timings\x12\r\n\x05queue\x18\x01 \x01(\x01\x12\x12\n\npreprocess\x18\x02 \x01(\x01\x12\x11\n\tinference\x18\x03 \x01(\x01\x12\r\n\x05total\x18\x04 \x01(\x01\x12\r\n\x05\x63\x61\x63he\x18\x05 \x01(\x01\x12\x13\n\x0bpostprocess\x18\x06 \x01(\x01\x12\x0e\n\x06review\x18\x07 \x01(\x01\"<\n\nCorrection\x12\x0c\n\x04text\x18\x01 \x01(\t\x12 \n\x05\x65\x64its\x18\x02 \x03(\x0b\x32\x11.gecserve.v1.Edit\"\xee\x01\n\x0f\x43orrectResponse\x12\x0c\n\x04text\x18\x01 \x01(\t\x12 \n\x05\x65\x64its\x18\x02 \x03(\x0b\x32\x11.gecserve.v1.Edit\x12(\n\x07results\x18\x03 \x03(\x0b\x32\x17.gecserve.v1.Correction\x12%\n\x05model\x18\x04 \x01(\x0b\x32\x16.gecserve.v1.ModelInfo\x12\x0f\n\x07\x62\x61\x63kend\x18\x05 \x01(\t\x12(\n\ntimings_ms\x18\x06 \x01(\x0b\x32\x14.gecserve.v1.Timings\x12\x0b\n\x03\x61rm\x18\x07 \x01(\t\x12\x12\n\nexperiment\x18\x08 \x01(\t\"\xb6\x02\n\x0fGenerateRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x1c\n\x14num_return_sequences\x18\x02 \x01(\r\x12\x10\n\x08strategy\x18\x03 \x01(\t\x12\x16\n\tnum_beams\x18\x04 \x01(\rH\x00\x88\x01\x01\x12\x18\n\x0btemperature\x18\x05 \x01(\x02H\x01\x88\x01\x01\x12\x12\n\x05top_k\x18\x06 \x01(\rH\x02\x88\x01\x01\x12\x12\n\x05top_p\x18\x07 \x01(\x02H\x03\x88\x01\x01\x12\x11\n\x04seed\x18\x08 \x01(\x04H\x04\x88\x01\x01\x12\x1b\n\x0emax_new_tokens\x18\t \x01(\rH\x05\x88\x01\x01\x12\r\n\x05model\x18\n \x01(\tB\x0c\n\n_num_beamsB\x0e\n\x0c_temperatureB\x08\n\x06_top_kB\x08\n\x06_top_pB\x07\n\x05_seedB\x11\n\x0f_max_new_tokens\"0\n\x11GeneratedSequence\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05score\x18\x02 \x01(\x01\"\x96\x01\n\x10GenerateResponse\x12\x31\n\tsequences\x18\x01 \x03(\x0b\x32\x1e.gecserve.v1.GeneratedSequence\x12%\n\x05model\x18\x02 \x01(\x0b\x32\x16.gecserve.v1.ModelInfo\x12(\n\ntimings_ms\x18\x03 \x01(\x0b\x32\x14.gecserve.v1.Timings\"3\n\x0f\x46\x65\x65\x64\x62\x61\x63kRequest\x12\x10\n\x08\x65\x64it_ids\x18\x01 \x03(\t\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\"5\n\x10\x46\x65\x65\x64\x62\x61\x63kResponse\x12\x0f\n\x07\x63ounted\x18\x01 \x01(\r\x12\x10\n\x08repeated\x18\x02 \x01(\r2\xe3\x01\n\tCorrector\x12\x44\n\x07\x43orrect\x12\x1b.gecserve.v1.CorrectRequest\x1a\x1c.gecserve.v1.CorrectResponse\x12G\n\x08Generate\x12\x1c.gecserve.v1.GenerateRequest\x1a\x1d.gecserve.v1.GenerateResponse\x12G\n\x08\x46\x65\x65\x64\x62\x61\x63k\x12\x1c.gecserve.v1.FeedbackRequest\x1a\x1d.gecserve.v1.FeedbackResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0egecserve.proto\x12\x0bgecserve.v1\"\xc0\x01\n\x0e\x43orrectOptions\x12\x0f\n\x07\x62\x61\x63kend\x18\x01 \x01(\t\x12\x14\n\x0c\x61lternatives\x18\x02 \x01(\r\x12\x15\n\x08spelling\x18\x03 \x01(\x08H\x00\x88\x01\x01\x12\r\n\x05level\x18\x04 \x01(\t\x12\x16\n\tkeep_bias\x18\x05 \x01(\x01H\x01\x88\x01\x01\x12\x1b\n\x0emin_confidence\x18\x06 \x01(\x01H\x02\x88\x01\x01\x42\x0b\n\t_spellingB\x0c\n\n_keep_biasB\x11\n\x0f_min_confidence\"1\n\nClientInfo\x12\x0f\n\x07user_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\xb6\x01\n\x0e\x43orrectRequest\x12\x11\n\x04text\x18\x01 \x01(\tH\x00\x88\x01\x01\x12\r\n\x05texts\x18\x02 \x03(\t\x12\x13\n\x0boffset_unit\x18\x03 \x01(\t\x12,\n\x07options\x18\x04 \x01(\x0b\x32\x1b.gecserve.v1.CorrectOptions\x12\'\n\x06\x63lient\x18\x05 \x01(\x0b\x32\x17.gecserve.v1.ClientInfo\x12\r\n\x05model\x18\x06 \x01(\tB\x07\n\x05_text\"\xc6\x01\n\x04\x45\x64it\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\r\x12\x0e\n\x06length\x18\x03 \x01(\r\x12\x10\n\x08original\x18\x04 \x01(\t\x12\x13\n\x0breplacement\x18\x05 \x01(\t\x12\x14\n\x0c\x61lternatives\x18\x06 \x03(\t\x12\x10\n\x08sentence\x18\x07 \x01(\r\x12\x0c\n\x04type\x18\x08 \x01(\t\x12\x10\n\x08\x63\x61tegory\x18\t \x01(\t\x12\x0f\n\x07message\x18\n \x01(\t\x12\x12\n\nconfidence\x18\x0b \x01(\x01\"*\n\tModelInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\"\x82\x01\n\x07Timings\x12\r\n\x05queue\x18\x01 \x01(\x01\x12\x12\n\npreprocess\x18\x02 \x01(\x01\x12\x11\n\tinference\x18\x03 \x01(\x01\x12\r\n\x05total\x18\x04 \x01(\x01\x12\r\n\x05\x63\x61\x63he\x18\x05 \x01(\x01\x12\x13\n\x0bpostprocess\x18\x06 \x01(\x01\x12\x0e\n\x06review\x18\x07 \x01(\x01\"<\n\nCorrection\x12\x0c\n\x04text\x18\x01 \x01(\t\x12 \n\x05\x65\x64its\x18\x02 \x03(\x0b\x32\x11.gecserve.v1.Edit\"\xee\x01\n\x0f\x43orrectResponse\x12\x0c\n\x04text\x18\x01 \x01(\t\x12 \n\x05\x65\x64its\x18\x02 \x03(\x0b\x32\x11.gecserve.v1.Edit\x12(\n\x07results\x18\x03 \x03(\x0b\x32\x17.gecserve.v1.Correction\x12%\n\x05model\x18\x04 \x01(\x0b\x32\x16.gecserve.v1.ModelInfo\x12\x0f\n\x07\x62\x61\x63kend\x18\x05 \x01(\t\x12(\n\ntimings_ms\x18\x06 \x01(\x0b\x32\x14.gecserve.v1.Timings\x12\x0b\n\x03\x61rm\x18\x07 \x01(\t\x12\x12\n\nexperiment\x18\x08 \x01(\t\"\xb6\x02\n\x0fGenerateRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x1c\n\x14num_return_sequences\x18\x02 \x01(\r\x12\x10\n\x08strategy\x18\x03 \x01(\t\x12\x16\n\tnum_beams\x18\x04 \x01(\rH\x00\x88\x01\x01\x12\x18\n\x0btemperature\x18\x05 \x01(\x02H\x01\x88\x01\x01\x12\x12\n\x05top_k\x18\x06 \x01(\rH\x02\x88\x01\x01\x12\x12\n\x05top_p\x18\x07 \x01(\x02H\x03\x88\x01\x01\x12\x11\n\x04seed\x18\x08 \x01(\x04H\x04\x88\x01\x01\x12\x1b\n\x0emax_new_tokens\x18\t \x01(\rH\x05\x88\x01\x01\x12\r\n\x05model\x18\n \x01(\tB\x0c\n\n_num_beamsB\x0e\n\x0c_temperatureB\x08\n\x06_top_kB\x08\n\x06_top_pB\x07\n\x05_seedB\x11\n\x0f_max_new_tokens\"0\n\x11GeneratedSequence\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05score\x18\x02 \x01(\x01\"\x96\x01\n\x10GenerateResponse\x12\x31\n\tsequences\x18\x01 \x03(\x0b\x32\x1e.gecserve.v1.GeneratedSequence\x12%\n\x05model\x18\x02 \x01(\x0b\x32\x16.gecserve.v1.ModelInfo\x12(\n\ntimings_ms\x18\x03 \x01(\x0b\x32\x14.gecserve.v1.Timings\"3\n\x0f\x46\x65\x65\x64\x62\x61\x63kRequest\x12\x10\n\x08\x65\x64it_ids\x18\x01 \x03(\t\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\"5\n\x10\x46\x65\x65\x64\x62\x61\x63kResponse\x12\x0f\n\x07\x63ounted\x18\x01 \x01(\r\x12\x10\n\x08repeated\x18\x02 \x01(\r2\xe3\x01\n\tCorrector\x12\x44\n\x07\x43orrect\x12\x1b.gecserve.v1.CorrectRequest\x1a\x1c.gecserve.v1.CorrectResponse\x12G\n\x08Generate\x12\x1c.gecserve.v1.GenerateRequest\x1a\x1d.gecserve.v1.GenerateResponse\x12G\n\x08\x46\x65\x65\x64\x62\x61\x63k\x12\x1c.gecserve.v1.FeedbackRequest\x1a\x1d.gecserve.v1.FeedbackResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,31 +32,31 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'gecserve_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_CORRECTOPTIONS']._serialized_start=32
-  _globals['_CORRECTOPTIONS']._serialized_end=176
-  _globals['_CLIENTINFO']._serialized_start=178
-  _globals['_CLIENTINFO']._serialized_end=227
-  _globals['_CORRECTREQUEST']._serialized_start=230
-  _globals['_CORRECTREQUEST']._serialized_end=412
-  _globals['_EDIT']._serialized_start=415
-  _globals['_EDIT']._serialized_end=593
-  _globals['_MODELINFO']._serialized_start=595
-  _globals['_MODELINFO']._serialized_end=637
-  _globals['_TIMINGS']._serialized_start=640
-  _globals['_TIMINGS']._serialized_end=770
-  _globals['_CORRECTION']._serialized_start=772
-  _globals['_CORRECTION']._serialized_end=832
-  _globals['_CORRECTRESPONSE']._serialized_start=835
-  _globals['_CORRECTRESPONSE']._serialized_end=1073
-  _globals['_GENERATEREQUEST']._serialized_start=1076
-  _globals['_GENERATEREQUEST']._serialized_end=1386
-  _globals['_GENERATEDSEQUENCE']._serialized_start=1388
-  _globals['_GENERATEDSEQUENCE']._serialized_end=1436
-  _globals['_GENERATERESPONSE']._serialized_start=1439
-  _globals['_GENERATERESPONSE']._serialized_end=1589
-  _globals['_FEEDBACKREQUEST']._serialized_start=1591
-  _globals['_FEEDBACKREQUEST']._serialized_end=1642
-  _globals['_FEEDBACKRESPONSE']._serialized_start=1644
-  _globals['_FEEDBACKRESPONSE']._serialized_end=1697
-  _globals['_CORRECTOR']._serialized_start=1700
-  _globals['_CORRECTOR']._serialized_end=1927
+  _globals['_CORRECTOPTIONS']._serialized_end=224
+  _globals['_CLIENTINFO']._serialized_start=226
+  _globals['_CLIENTINFO']._serialized_end=275
+  _globals['_CORRECTREQUEST']._serialized_start=278
+  _globals['_CORRECTREQUEST']._serialized_end=460
+  _globals['_EDIT']._serialized_start=463
+  _globals['_EDIT']._serialized_end=661
+  _globals['_MODELINFO']._serialized_start=663
+  _globals['_MODELINFO']._serialized_end=705
+  _globals['_TIMINGS']._serialized_start=708
+  _globals['_TIMINGS']._serialized_end=838
+  _globals['_CORRECTION']._serialized_start=840
+  _globals['_CORRECTION']._serialized_end=900
+  _globals['_CORRECTRESPONSE']._serialized_start=903
+  _globals['_CORRECTRESPONSE']._serialized_end=1141
+  _globals['_GENERATEREQUEST']._serialized_start=1144
+  _globals['_GENERATEREQUEST']._serialized_end=1454
+  _globals['_GENERATEDSEQUENCE']._serialized_start=1456
+  _globals['_GENERATEDSEQUENCE']._serialized_end=1504
+  _globals['_GENERATERESPONSE']._serialized_start=1507
+  _globals['_GENERATERESPONSE']._serialized_end=1657
+  _globals['_FEEDBACKREQUEST']._serialized_start=1659
+  _globals['_FEEDBACKREQUEST']._serialized_end=1710
+  _globals['_FEEDBACKRESPONSE']._serialized_start=1712
+  _globals['_FEEDBACKRESPONSE']._serialized_end=1765
+  _globals['_CORRECTOR']._serialized_start=1768
+  _globals['_CORRECTOR']._serialized_end=1995
 # @@protoc_insertion_point(module_scope)

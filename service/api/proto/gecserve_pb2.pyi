@@ -7,18 +7,20 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class CorrectOptions(_message.Message):
-    __slots__ = ("backend", "alternatives", "spelling", "level", "keep_bias")
+    __slots__ = ("backend", "alternatives", "spelling", "level", "keep_bias", "min_confidence")
     BACKEND_FIELD_NUMBER: _ClassVar[int]
     ALTERNATIVES_FIELD_NUMBER: _ClassVar[int]
     SPELLING_FIELD_NUMBER: _ClassVar[int]
     LEVEL_FIELD_NUMBER: _ClassVar[int]
     KEEP_BIAS_FIELD_NUMBER: _ClassVar[int]
+    MIN_CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
     backend: str
     alternatives: int
     spelling: bool
     level: str
     keep_bias: float
-    def __init__(self, backend: _Optional[str] = ..., alternatives: _Optional[int] = ..., spelling: _Optional[bool] = ..., level: _Optional[str] = ..., keep_bias: _Optional[float] = ...) -> None: ...
+    min_confidence: float
+    def __init__(self, backend: _Optional[str] = ..., alternatives: _Optional[int] = ..., spelling: _Optional[bool] = ..., level: _Optional[str] = ..., keep_bias: _Optional[float] = ..., min_confidence: _Optional[float] = ...) -> None: ...
 
 class ClientInfo(_message.Message):
     __slots__ = ("user_id", "session_id")
@@ -45,7 +47,7 @@ class CorrectRequest(_message.Message):
     def __init__(self, text: _Optional[str] = ..., texts: _Optional[_Iterable[str]] = ..., offset_unit: _Optional[str] = ..., options: _Optional[_Union[CorrectOptions, _Mapping]] = ..., client: _Optional[_Union[ClientInfo, _Mapping]] = ..., model: _Optional[str] = ...) -> None: ...
 
 class Edit(_message.Message):
-    __slots__ = ("id", "offset", "length", "original", "replacement", "alternatives", "sentence", "type", "category", "message")
+    __slots__ = ("id", "offset", "length", "original", "replacement", "alternatives", "sentence", "type", "category", "message", "confidence")
     ID_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     LENGTH_FIELD_NUMBER: _ClassVar[int]
@@ -56,6 +58,7 @@ class Edit(_message.Message):
     TYPE_FIELD_NUMBER: _ClassVar[int]
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
     id: str
     offset: int
     length: int
@@ -66,7 +69,8 @@ class Edit(_message.Message):
     type: str
     category: str
     message: str
-    def __init__(self, id: _Optional[str] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., original: _Optional[str] = ..., replacement: _Optional[str] = ..., alternatives: _Optional[_Iterable[str]] = ..., sentence: _Optional[int] = ..., type: _Optional[str] = ..., category: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+    confidence: float
+    def __init__(self, id: _Optional[str] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., original: _Optional[str] = ..., replacement: _Optional[str] = ..., alternatives: _Optional[_Iterable[str]] = ..., sentence: _Optional[int] = ..., type: _Optional[str] = ..., category: _Optional[str] = ..., message: _Optional[str] = ..., confidence: _Optional[float] = ...) -> None: ...
 
 class ModelInfo(_message.Message):
     __slots__ = ("name", "version")

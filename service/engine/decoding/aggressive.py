@@ -22,7 +22,7 @@ import numpy as np
 
 from service.engine.decoding.alignment import Alignment
 from service.engine.decoding.continuous import ContinuousDecoder
-from service.engine.decoding.types import DecodeParams, DecodeResult, top_gap
+from service.engine.decoding.types import DecodeParams, DecodeResult, token_logprobs, top_gap
 from service.engine.model import pad_rows
 
 CPU_PASS_COST = 16.0  # DecodeParams.pass_cost on a CPU, measured (README, Tuning)
@@ -124,11 +124,13 @@ class AggressiveDecoder(ContinuousDecoder[_Row]):
             gained = [*drafted[:matched], int(argmax[base + matched])]
             if params.record_gaps:
                 result.gaps.extend(top_gap(scores[base + k]) for k in range(len(gained)))
+            result.logprobs += token_logprobs(scores[base : base + len(gained)], gained)
             result.passes += 1
             lengths[slot] = before[slot] + len(row.pending) + matched
             finished = False
             if m.eos_token_id in gained:
                 gained = gained[: gained.index(m.eos_token_id)]
+                del result.logprobs[len(result.tokens) + len(gained) :]
                 finished = True
             result.tokens.extend(gained)
             result.accepted.append(len(gained) + (1 if finished else 0))

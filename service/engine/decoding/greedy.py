@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from service.engine.decoding.alignment import Alignment
 from service.engine.decoding.continuous import ContinuousDecoder
-from service.engine.decoding.types import DecodeResult, top_gap
+from service.engine.decoding.types import DecodeResult, token_logprobs, top_gap
 
 
 @dataclass
@@ -52,6 +52,7 @@ class GreedyDecoder(ContinuousDecoder[_Row]):
                 done.append(slot)
                 continue
             result.tokens.append(token)
+            result.logprobs += token_logprobs(last[slot : slot + 1], [token])
             row.feed = [token]
             if row.align is not None:
                 row.align.follow(result.tokens)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,9 @@ class DecodeResult:
     accepted: list[int] = field(default_factory=list)  # tokens gained in each pass
     hypotheses: list[Hypothesis] = field(default_factory=list)
     gaps: list[float] = field(default_factory=list)
+    # greedy and aggressive decoding: the log-probability of each token of ``tokens`` where it was chosen, under the
+    # distribution it was chosen from (the keep bias included): what a correction's confidence reads
+    logprobs: list[float] = field(default_factory=list)
 
     @property
     def tokens_per_pass(self) -> float:
@@ -76,6 +82,7 @@ class DecodeResult:
             "accepted": self.accepted,
             "hypotheses": [[h.tokens, h.score] for h in self.hypotheses],
             "gaps": self.gaps,
+            "logprobs": self.logprobs,
         }
 
     @classmethod
@@ -87,6 +94,7 @@ class DecodeResult:
             accepted=list(data["accepted"]),
             hypotheses=[Hypothesis(list(tokens), float(score)) for tokens, score in data["hypotheses"]],
             gaps=list(data["gaps"]),
+            logprobs=list(data.get("logprobs", ())),
         )
 
 
@@ -110,9 +118,15 @@ def default_max_new_tokens(source_length: int, max_target_positions: int, prefix
     return max(1, min(max_target_positions - prefix_length, 2 * source_length + 10))
 
 
+def token_logprobs(positions: np.ndarray, tokens: Sequence[int]) -> list[float]:
+    """The log-probability of each of ``tokens`` under the logits of its position (``positions``: one row of logits
+    a token; a stable log-softmax, all positions at once)."""
+    top = positions.max(-1, keepdims=True)
+    norm = top[:, 0] + np.log(np.exp(positions - top).sum(-1))
+    return (positions[np.arange(len(tokens)), list(tokens)] - norm).tolist()
+
+
 def top_gap(row_logits) -> float:
     """Top-1 minus top-2 logit of one position (how close the argmax was to flipping)."""
-    import numpy as np
-
     top2 = np.partition(row_logits, -2)[-2:]
     return float(abs(top2[1] - top2[0]))

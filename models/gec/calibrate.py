@@ -1,0 +1,188 @@
+"""Fit the confidence of a model's edits (``service.text.confidence``) on held-in data, and ship the fit with the model.
+
+    python -m models.gec.calibrate --model models/gec-default --data ../shared/data [--learner 6000 --clean 6000]
+
+Held-in data, never the dev sets: learner sentence pairs of the training sets (``train/*.detok.src``/``.tgt``;
+an edit is right when the reference has the same edit) and clean edited English of the monolingual sources
+(``mono/*.txt.gz``, read as sentences needing no edit: every edit there is wrong), in equal numbers, so that the
+fit sees the writers the service is for: learners, and people whose text is already right. Every sentence is
+corrected by the served batch path (``service.engine.offline.correct_texts``, nothing held back), each edit's
+evidence is read as the service reads it, and a logistic regression (L2-regularised, Newton's method) fits the
+probability that an edit is right. The fit is written beside the model (``confidence.json``) and named in its
+manifest (``confidence``, with its SHA-256); the reliability table (edits binned by confidence: how many, and the
+share right) is printed and kept in the fit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import random
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from service.engine.engine import Engine
+from service.engine.offline import correct_texts, model_review, model_speller
+from service.engine.report import table
+from service.engine.runtime import RuntimeOptions
+from service.text.confidence import FEATURES, UNCALIBRATED, features
+from service.text.edits import Edit, extract_edits
+from service.text.units import Assembled
+
+FIT_FILE = "confidence.json"
+LEARNER_SETS = ("fce", "wi_locness", "nucle", "lang8")
+CLEAN_SOURCES = ("wikipedia", "reuters21578", "brown", "openstax_ccby", "peps", "rustbook", "novels100", "scitldr")
+L2 = 1.0  # the regularisation of the weights (not the bias), in units of one edit's log-likelihood
+BINS = 10
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").rstrip("\n").split("\n")
+
+
+def learner_pairs(data: Path, count: int, rng: random.Random) -> list[tuple[str, str]]:
+    """``count`` learner (source, reference) pairs drawn evenly from the training sets."""
+    pairs: list[tuple[str, str]] = []
+    for name in LEARNER_SETS:
+        sources, targets = (
+            _lines(data / "train" / f"{name}.train.detok.src"),
+            _lines(data / "train" / f"{name}.train.detok.tgt"),
+        )
+        both = [(s, t) for s, t in zip(sources, targets, strict=True) if s.strip() and t.strip() and len(s) < 400]
+        pairs += rng.sample(both, min(len(both), count // len(LEARNER_SETS)))
+    return pairs
+
+
+def clean_sentences(data: Path, count: int, rng: random.Random) -> list[str]:
+    """``count`` clean sentences drawn evenly from the monolingual sources."""
+    found: list[str] = []
+    for name in CLEAN_SOURCES:
+        with gzip.open(data / "mono" / f"en.{name}.txt.gz", "rt", encoding="utf-8") as lines:
+            sentences = [line.strip() for line in lines if 20 <= len(line.strip()) < 400]
+        found += rng.sample(sentences, min(len(sentences), count // len(CLEAN_SOURCES)))
+    return found
+
+
+def labelled_rows(
+    corrected: Sequence[Assembled], references: Sequence[str], sources: Sequence[str]
+) -> Iterator[tuple[list[float], int]]:
+    """Each edit's feature row and whether the reference has the same edit."""
+    for assembled, reference, source in zip(corrected, references, sources, strict=True):
+        wanted = {(e.start, e.end, e.replacement) for e in extract_edits(source, reference)}
+        for edit in [*assembled.edits, *assembled.held]:
+            if edit.evidence is None:
+                continue
+            row = features(Edit(edit.start, edit.end, edit.original, edit.replacement), edit.evidence)
+            yield row, int((edit.start, edit.end, edit.replacement) in wanted)
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, iterations: int = 50) -> np.ndarray:
+    """Weights of an L2-regularised logistic regression (the first column, the bias, unregularised), by Newton's
+    method."""
+    weights = np.zeros(x.shape[1])
+    penalty = np.full(x.shape[1], l2)
+    penalty[0] = 0.0
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ weights, -30, 30)))
+        gradient = x.T @ (p - y) + penalty * weights
+        hessian = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty) + 1e-9 * np.eye(x.shape[1])
+        step = np.linalg.solve(hessian, gradient)
+        weights -= step
+        if np.abs(step).max() < 1e-7:
+            break
+    return weights
+
+
+def reliability(probabilities: np.ndarray, labels: np.ndarray, bins: int = BINS) -> list[dict[str, float]]:
+    """Edits binned by probability: each bin's range, count, mean probability and share right."""
+    rows = []
+    for k in range(bins):
+        low, high = k / bins, (k + 1) / bins
+        inside = (probabilities >= low) & ((probabilities < high) if k < bins - 1 else (probabilities <= high))
+        count = int(inside.sum())
+        rows.append(
+            {
+                "bin": f"{low:.1f}-{high:.1f}",
+                "edits": count,
+                "confidence": float(probabilities[inside].mean()) if count else 0.0,
+                "right": float(labels[inside].mean()) if count else 0.0,
+            }
+        )
+    return rows
+
+
+def ship(model_dir: Path, fit: dict[str, object]) -> None:
+    """Write the fit beside the model and name it, with its hash, in the manifest."""
+    path = model_dir / FIT_FILE
+    path.write_text(json.dumps(fit, indent=1) + "\n", encoding="utf-8")
+    manifest_path = model_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["confidence"] = FIT_FILE
+    manifest.setdefault("files_sha256", {})[FIT_FILE] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest["files_sha256"] = dict(sorted(manifest["files_sha256"].items()))
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, required=True)
+    parser.add_argument("--data", type=Path, required=True)
+    parser.add_argument("--learner", type=int, default=6000, help="learner sentence pairs")
+    parser.add_argument("--clean", type=int, default=6000, help="clean sentences")
+    parser.add_argument("--seed", type=int, default=41)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--keep-bias", type=float, default=None, help="the keep bias (default: the model's)")
+    args = parser.parse_args(argv)
+    rng = random.Random(args.seed)
+    pairs = learner_pairs(args.data, args.learner, rng)
+    clean = clean_sentences(args.data, args.clean, rng)
+    sources = [s for s, _ in pairs] + clean
+    references = [t for _, t in pairs] + clean
+    print(f"calibrate: {len(pairs)} learner pairs, {len(clean)} clean sentences", file=sys.stderr)
+    engine = Engine(args.model, options=RuntimeOptions(intra_op_threads=args.threads))
+    corrected = correct_texts(
+        engine,
+        sources,
+        progress=True,
+        speller=model_speller(args.model),
+        keep_bias=args.keep_bias,
+        review=model_review(args.model),
+        confidence=UNCALIBRATED,
+        min_confidence=0.0,
+    )
+    rows = list(labelled_rows(corrected, references, sources))
+    x = np.array([r for r, _ in rows], dtype=np.float64)
+    y = np.array([label for _, label in rows], dtype=np.float64)
+    weights = fit_logistic(x, y)
+    probabilities = 1.0 / (1.0 + np.exp(-np.clip(x @ weights, -30, 30)))
+    curve = reliability(probabilities, y)
+    print(table(curve, ["bin", "edits", "confidence", "right"]))
+    print(
+        table(
+            [{"feature": f, "weight": round(float(w), 4)} for f, w in zip(FEATURES, weights, strict=True)],
+            ["feature", "weight"],
+        )
+    )
+    fit = {
+        "features": list(FEATURES),
+        "weights": [round(float(w), 6) for w in weights],
+        "trained_on": {
+            "learner_pairs": len(pairs),
+            "clean_sentences": len(clean),
+            "edits": len(rows),
+            "seed": args.seed,
+        },
+        "reliability": curve,
+    }
+    ship(args.model, fit)
+    print(f"calibrate: wrote {args.model / FIT_FILE} ({len(rows)} edits, {int(y.sum())} right)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

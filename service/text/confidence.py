@@ -1,0 +1,253 @@
+"""A confidence for every edit: the probability that a careful writer would keep it, from what the service already
+computed when it made the edit.
+
+The evidence (``features``, one row an edit):
+
+- the model's probability of the edit: the lowest probability of the output tokens that make it, and of the token
+  just after it (where the output leaves the source, that token was chosen over copying it), read from the decoding
+  pass that chose them (``TokenScores``: greedy and aggressive decoding record each token's log-probability; nothing
+  is decoded again). An edit the model did not make (the language model review's proposal) has none;
+- the language model's score change: how much more likely (log10, ``service.text.ngrams``) the corrected sentence is
+  with the edit than without it;
+- the spelling stage's evidence for its edits: how far the typed word is from the replacement, how likely learners
+  make that misspelling of it (the letter edits of ``letter_edits``), how common the typed word is
+  (``service.text.vocabulary``);
+- how many of the sentence's words are rare: learners write with a small vocabulary, and a sentence rich in rare
+  words (technical, legal, scientific prose) is seldom a learner's;
+- the edit's lexical class (``service.text.policy``) and, for an edit of real words, how common the words it
+  changes are: a rare real word (jargon, a name, a term of art) is seldom a learner's error.
+
+``ConfidenceModel`` combines them by logistic regression, fitted on held-in data (``models.gec.calibrate``: learner
+sentence pairs and clean edited English, an edit counted right when the reference has it) so that the number is
+calibrated: of the edits given 0.8, about 80% are right. A model folder that ships no fit gets ``UNCALIBRATED``:
+the model's own probability alone.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from service.text.classify import osa_distance
+from service.text.edits import Edit, apply_edits, extract_edits
+from service.text.ngrams import NgramModel
+from service.text.policy import LEXICAL_CLASSES, lexical_class
+from service.text.vocabulary import zipf
+
+LOGPROB_FLOOR = -10.0  # a token's log-probability below this reads as this
+LM_CLIP = 5.0  # the language model's score change (log10) is read within +-this
+CHANNEL_FLOOR = -20.0  # a misspelling's log-probability below this reads as this
+RARE_ZIPF = 3.0  # a word rarer than this (log10 uses a billion words) is rare: learners seldom write it
+
+FEATURES = (
+    "bias",
+    "model_logprob",  # the lowest log-probability of the model's tokens at the edit (0 where not the model's)
+    "not_model",  # 1: the edit is the review's proposal, not the model's
+    "lm_delta",  # the language model's log10 score change made by the edit
+    "spelled_typed_zipf",  # the spelling stage's edits: how common the typed word is (0: not a listed word)
+    "spelled_distance",  # the spelling stage's edits: letters changed
+    "spelled_channel",  # the spelling stage's edits: log P(typed | meant) of learners' letter edits (``letter_edits``)
+    "spelled_capital",  # the spelling stage's edits: of a capitalised word
+    "spelled_first_letter",  # the spelling stage's edits: the first letter changed ("dtype": "type")
+    "rare_share",  # the share of the sentence's words that are rare or unknown (zipf under ``RARE_ZIPF``)
+    "unknown_share",  # the share of the sentence's words no English word list has (learners' misspellings)
+    "mean_zipf",  # how common the sentence's words are, on average
+    "log_words",  # log(1 + the sentence's words)
+    "capital_share",  # the share of the sentence's words after the first that are capitalised (names)
+    "log_edits",  # log of the number of edits the sentence has (learners' sentences have several)
+    "known_zipf",  # the lowest frequency of the real words the edit changes (0: none, or no known word)
+    *(f"class_{name}" for name in LEXICAL_CLASSES[1:]),  # the first class is the baseline
+)
+
+
+Channel = Callable[[str, str], float]
+"""log P(typed | meant) of a misspelling (``letter_edits.LetterEdits.log_prob``)."""
+
+_WORDS = re.compile(r"[A-Za-z]+")
+
+
+@dataclass(frozen=True)
+class TokenScores:
+    """The model's output for one unit (before any review) and each of its tokens' log-probability, with where each
+    token ends in the text."""
+
+    text: str
+    ends: tuple[int, ...]
+    logprobs: tuple[float, ...]
+
+    def lowest(self, start: int, end: int) -> float:
+        """The lowest log-probability of the tokens that overlap ``text[start:end]`` and of the one that follows it
+        (where the output went on instead of copying; for a deletion, ``start == end``, the token there and the one
+        after it)."""
+        if not self.logprobs:
+            return 0.0
+        first = min(bisect.bisect_right(self.ends, start), len(self.logprobs) - 1)
+        last = min(max(first, bisect.bisect_left(self.ends, end)) + 1, len(self.logprobs) - 1)
+        return max(LOGPROB_FLOOR, min(self.logprobs[first : last + 1]))
+
+    def to_json(self) -> list[object]:
+        return [self.text, list(self.ends), [round(p, 4) for p in self.logprobs]]
+
+    @classmethod
+    def from_json(cls, data: Sequence[object]) -> TokenScores:
+        text, ends, logprobs = data
+        return cls(str(text), tuple(ends), tuple(logprobs))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class SentenceEvidence:
+    """What the sentence an edit is in tells of its writer: learners write common words, short sentences with
+    several errors and misspellings no word list has; professional prose is rich in rare words, terms and names."""
+
+    rare_share: float
+    unknown_share: float
+    mean_zipf: float
+    log_words: float
+    capital_share: float
+    log_edits: float
+
+    @classmethod
+    def of(cls, text: str, edits: int) -> SentenceEvidence:
+        """The evidence of ``text`` (one sentence), which has ``edits`` edits."""
+        words = _WORDS.findall(text)
+        if not words:
+            return cls(0.0, 0.0, 0.0, 0.0, 0.0, math.log(max(1, edits)))
+        frequencies = [zipf(word) for word in words]
+        capitals = sum(word[0].isupper() for word in words[1:])
+        return cls(
+            sum(f < RARE_ZIPF for f in frequencies) / len(words),
+            sum(f == 0 for f in frequencies) / len(words),
+            sum(frequencies) / len(words),
+            math.log(1 + len(words)),
+            capitals / max(1, len(words) - 1),
+            math.log(max(1, edits)),
+        )
+
+
+@dataclass(frozen=True)
+class EditEvidence:
+    """What is known of one edit of a unit's text (``unit_evidence``)."""
+
+    model_logprob: float | None  # None: not the model's edit
+    lm_delta: float
+    spelled: bool
+    lexical: str  # ``policy.lexical_class``
+    sentence: SentenceEvidence  # of the sentence the edit is in
+    channel: float  # the spelling stage's edits: log P(typed | meant) (0 otherwise, or without a channel)
+
+
+def unit_evidence(
+    source: str,
+    final: str,
+    edits: Sequence[Edit],
+    codes: Sequence[str],
+    spelled: Sequence[bool],
+    scores: TokenScores | None,
+    lm: NgramModel | None,
+    channel: Channel | None = None,
+) -> list[EditEvidence]:
+    """The evidence of each of ``edits`` (``extract_edits(source, final)``, with their ERRANT ``codes`` and whether
+    the spelling stage made each): ``scores`` is the model's output and its tokens' log-probabilities, ``lm`` the
+    language model that scores the sentence with and without each edit, ``channel`` how likely learners make each
+    misspelling."""
+    model_positions = _model_positions(source, scores)
+    deltas = _lm_deltas(source, final, edits, lm)
+    sentence = SentenceEvidence.of(source, len(edits))
+    found = []
+    for edit, code, spell, delta in zip(edits, codes, spelled, deltas, strict=True):
+        position = model_positions.get((edit.start, edit.end, edit.replacement))
+        logprob = None
+        if scores is not None and position is not None:
+            logprob = scores.lowest(position, position + len(edit.replacement))
+        lexical = lexical_class(code, edit.original, edit.replacement, spell)
+        typed = 0.0
+        if spell and channel is not None:
+            typed = max(CHANNEL_FLOOR, channel(edit.original.lower(), edit.replacement.lower().replace(" ", "")))
+        found.append(EditEvidence(logprob, delta, spell, lexical, sentence, typed))
+    return found
+
+
+def _model_positions(source: str, scores: TokenScores | None) -> dict[tuple[int, int, str], int]:
+    """Where each of the model's own edits (source to its output) starts in its output."""
+    if scores is None:
+        return {}
+    positions, shift = {}, 0
+    for edit in extract_edits(source, scores.text):
+        positions[(edit.start, edit.end, edit.replacement)] = edit.start + shift
+        shift += len(edit.replacement) - (edit.end - edit.start)
+    return positions
+
+
+def _lm_deltas(source: str, final: str, edits: Sequence[Edit], lm: NgramModel | None) -> list[float]:
+    """Each edit's log10 score change: the sentence with every edit against it with all but that one."""
+    if lm is None or not edits:
+        return [0.0] * len(edits)
+    without = [apply_edits(source, [e for e in edits if e is not edit]) for edit in edits]
+    scores = lm.scores([final, *without])
+    return [float(np.clip(scores[0] - other, -LM_CLIP, LM_CLIP)) for other in scores[1:]]
+
+
+def features(edit: Edit, evidence: EditEvidence) -> list[float]:
+    """The feature row (``FEATURES``) of ``edit``."""
+    typed = zipf(edit.original) if evidence.spelled else 0.0
+    distance = osa_distance(edit.original.lower(), edit.replacement.lower()) if evidence.spelled else 0
+    words = [word for word in edit.original.split() if word.isalpha()]
+    frequencies = [zipf(word) for word in words]
+    known = min(frequencies) if words and not evidence.spelled and min(frequencies) > 0 else 0.0
+    classes = [1.0 if evidence.lexical == name else 0.0 for name in LEXICAL_CLASSES[1:]]
+    logprob = evidence.model_logprob
+    capital = evidence.spelled and edit.original[:1].isupper()
+    return [
+        1.0,
+        logprob if logprob is not None else 0.0,
+        1.0 if logprob is None else 0.0,
+        evidence.lm_delta,
+        typed,
+        float(distance),
+        evidence.channel,
+        1.0 if capital else 0.0,
+        1.0 if evidence.spelled and edit.original[:1].lower() != edit.replacement[:1].lower() else 0.0,
+        evidence.sentence.rare_share,
+        evidence.sentence.unknown_share,
+        evidence.sentence.mean_zipf,
+        evidence.sentence.log_words,
+        evidence.sentence.capital_share,
+        evidence.sentence.log_edits,
+        known,
+        *classes,
+    ]
+
+
+@dataclass(frozen=True)
+class ConfidenceModel:
+    """Logistic regression over ``FEATURES``: ``weights`` in their order."""
+
+    weights: tuple[float, ...]  # empty: uncalibrated (``UNCALIBRATED``)
+
+    @classmethod
+    def load(cls, path: Path) -> ConfidenceModel:
+        """A fit ``models.gec.calibrate`` wrote: ``{"features": [...], "weights": [...]}`` (the features must be
+        ``FEATURES``, in order)."""
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if tuple(data["features"]) != FEATURES:
+            raise ValueError(f"{path}: fitted on features {data['features']}, not this service's {list(FEATURES)}")
+        return cls(tuple(float(w) for w in data["weights"]))
+
+    def confidence(self, edit: Edit, evidence: EditEvidence) -> float:
+        """The probability that ``edit`` is right, 0..1 (rounded to 3 places)."""
+        if not self.weights:
+            logprob = evidence.model_logprob
+            return round(math.exp(logprob) if logprob is not None else 1.0, 3)
+        z = sum(w * x for w, x in zip(self.weights, features(edit, evidence), strict=True))
+        return round(1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z)))), 3)
+
+
+UNCALIBRATED = ConfidenceModel(())
+"""Without a fit: the model's own probability of the edit (1 for an edit the model did not make)."""
