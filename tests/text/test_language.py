@@ -6,6 +6,7 @@ is read offline."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -393,3 +394,50 @@ def test_a_romanised_language_is_left_out_even_between_english_sentences(identif
 def test_jargon_misspellings_and_names_are_no_romanised_language(identifier, sentence: str) -> None:
     """Many words unknown to the vocabulary, but English to fastText, or names (capitalised words are not judged)."""
     assert english(identifier, sentence) == [True]
+
+
+@pytest.mark.parametrize(
+    "quotation",
+    [
+        "Wer nicht wagt, der nicht gewinnt",
+        "C'est la vie",
+        "Je ne sais quoi",
+        "Veni, vidi, vici",
+        "Alles klar",
+        "Carpe diem",
+        "Te quiero mucho",
+        "Hakuna matata",
+    ],
+)
+def test_a_quotation_in_another_language_reads_as_foreign(identifier, quotation: str) -> None:
+    assert identifier.foreign_quotation(quotation)
+
+
+@pytest.mark.parametrize(
+    "quotation",
+    [
+        "the best is yet to come",
+        "I has a apple",
+        "Will I spend much?",
+        "I am fond of her,",
+        "good lucks",
+        "Over the Rainbow",
+        "Best Detective Stories of Agatha Christie",
+        "Danke",
+        "ja ja",
+    ],
+)
+def test_english_quotations_words_and_short_ones_are_no_foreign_quotation(identifier, quotation: str) -> None:
+    """fastText is sure of French for "I am fond of her" (0.985), of Spanish for "Will I spend much?" (0.99): the
+    vocabulary finds their words English. One word, or under 6 letters, is too little to judge."""
+    assert not identifier.foreign_quotation(quotation)
+
+
+def test_every_dev_line_s_quotations_read_as_english(identifier) -> None:
+    if not DEV.is_dir():
+        pytest.skip(f"the GEC dev data is not beside the project ({DEV})")
+    names = ("fce.dev.detok.src", "jfleg.dev.src", "clean_tech.dev.txt")
+    text = "\n".join((DEV / name).read_text(encoding="utf-8") for name in names)
+    quoted = [match.group(1) for match in re.finditer(r'"([^"\n]{1,256})"', text)]
+    assert len(quoted) > 50
+    assert [quotation for quotation in quoted if identifier.foreign_quotation(quotation)] == []
