@@ -3,24 +3,25 @@
 Each span is a ``[start, end)`` of the paragraph (code points) with a kind that says how the model sees it:
 
 * ``MASK``: an atom the model cannot read but the sentence needs as a word: URLs with and without a scheme,
-  e-mail addresses, file paths and names, @mentions and #hashtags, code-like tokens (``snake_case``,
-  ``camelCase``, ``f()``, ``a.b.c``, operators, ``key=value``), brace groups (JSON, dicts) and SQL statements in
-  capitals ending in ``;``, markdown's inline code, autolinks and images,
+  e-mail addresses, file paths and names (Windows and UNC paths with the blanks of their folders), @mentions and
+  #hashtags, code-like tokens (``snake_case``, ``camelCase``, ``f()``, ``a.b.c``, operators, ``key=value``), brace
+  groups (JSON, dicts) and SQL statements in capitals ending in ``;``, markdown's inline code, autolinks and images,
   and any run of over 100 characters the model reads without a blank (a hash, base64, a key held down: no word
-  is that long).
+  is that long); and a quotation in another language ("Wer nicht wagt, der nicht gewinnt").
   The model reads one placeholder word (``PLACEHOLDER``) in its place.
 * ``KEEP``: read as written, never edited: numbers with their currency and unit (amounts, dates, times,
   percentages, versions), words with a Latin letter beyond ASCII (loanwords and names: "fiancée", "Müller"), and
   text spelling a special token of the model (``</s>``, ``<pad>``...), which is
-  encoded as text but which the model rewrites (``</s>`` as ``_/s>``).
+  encoded as text but which the model rewrites (``</s>`` as ``_/s>``); a markdown link's text and the first word
+  of a list item.
 * ``HIDE``: left out of what the model reads: markdown syntax (heading and list markers, block quotes,
   emphasis markers, a link's brackets and target, table pipes, fenced code blocks, HTML) and runs of
   characters the model cannot read (emoji, other scripts, combining marks: ``script.editable`` says which),
-  which it turns into nonsense even one at a time.
+  which it turns into nonsense even one at a time; and emoticons (":)", "^_^") with the blanks before them.
 
 No edit touches a protected span. A ``glued`` span (atoms and unreadable runs) also takes no edit that ends
 where it starts or starts where it ends (no word inserted next to a URL, no space removed beside an emoji);
-markdown syntax and ``KEEP`` spans take insertions at their edges ("**Note** this" may still become
+markdown syntax, emoticons and ``KEEP`` spans take insertions at their edges ("**Note** this" may still become
 "**Note**: this").
 
 Markdown is parsed by ``markdown-it-py`` (CommonMark, with GFM tables and strikethrough; indented code
@@ -29,7 +30,9 @@ read as text are prose, every other non-blank character is syntax. A paragraph w
 markdown gives a meaning to is not parsed. URLs and e-mail addresses are found by ``linkify-it-py`` with
 the full list of top-level domains; a URL without a scheme is taken only when it looks like one
 (``www.``, a path, a port, or a well-known top-level domain that is not also an English word), since
-learners often leave out the space after a full stop ("at home.So I"). The other atoms are regular
+learners often leave out the space after a full stop ("at home.So I"). Windows paths and emoticons are found on the
+paragraph as written, before markdown (whose escapes would cut them); a quotation's language is
+``language.LanguageIdentifier.foreign_quotation``'s call. The other atoms are regular
 expressions (below). Every detector runs in time linear in the paragraph's length.
 """
 
@@ -49,6 +52,7 @@ from markdown_it import MarkdownIt
 from markdown_it.helpers import parseLinkDestination, parseLinkTitle
 from markdown_it.token import Token
 
+from service.text.language import LanguageIdentifier, language_identifier
 from service.text.script import SPECIAL_SPELLINGS, editable, unreadable_runs
 
 __all__ = ["PLACEHOLDER", "Kind", "Protection", "Span", "find_protected"]
@@ -152,8 +156,6 @@ _EXTENSIONS = _words(
 _PATHS = (
     r"(?<![\w/.~\\])(?:~|\.{1,2})?(?:/[\w.~@+%-]{1,128}){2,32}/?"  # /usr/bin/env, ~/docs/a.txt, ./run/x
     r"|(?<![\w/.~])(?:~|\.{1,2})/[\w.~@+%-]{1,128}/?"  # ~/notes, ./run.sh, ../x
-    r"|\b[A-Za-z]:\\[^\s<>\"'|?*]{1,256}"  # C:\Users\me
-    r"|\\\\[\w.$-]{1,64}\\[^\s<>\"'|?*]{1,256}"  # \\server\share
     r"|(?<![\w.-])[\w-]{1,64}(?:\.[\w-]{1,64}){0,8}\.(?:"  # main.py, report.v2.docx
     + "|".join(sorted(_EXTENSIONS))
     + r")\b(?![.\w]\w)"
@@ -255,6 +257,112 @@ def _inline_code(text: str) -> Iterator[tuple[int, int, str]]:
         yield match.start(), match.end(), "code"
 
 
+# -- forms found as written, before markdown reads them -------------------------------------------------------
+
+# Windows and UNC paths: a drive (C:\ or C:/), a share (\\server\share, \\?\C:\..., \\.\pipe), %VARIABLE%\, .\ or
+# ..\, then folders, each ended by its separator, so that a folder may hold blanks ("C:\Program Files (x86)\App\";
+# after a blank, no "." or "%" that starts another path), then a file or folder name without one, which capitalised
+# words may follow ("C:\Program Files", not "...\app.exe. Then"); and a relative path of two names or more joined by
+# backslashes (src\main.py). Found on the paragraph as written, since markdown reads "\\" and "\_" as escapes:
+# "\\server\share" lost a backslash, and "C:\Program Files\App" was three pieces of prose. The separators and blanks
+# that end each part are no part of a name, so no pattern backtracks beyond the bounded part it is in.
+_WINDOWS_NAME = r"[^\s\\/:*?\"<>|`\[\]]{1,255}+"
+_WINDOWS_PATH = re.compile(
+    r"(?:(?<![\w\\])[A-Za-z]:[\\/]|(?<![\w\\])\\\\[\w.$?-]{1,64}+\\(?:[A-Za-z]:\\)?"
+    r"|(?<![\w%])%[A-Za-z_]\w{0,64}+%\\|(?<![\w.\\])\.{1,2}\\)"
+    rf"(?:{_WINDOWS_NAME}(?: (?![.%]){_WINDOWS_NAME}){{0,4}}[\\/]){{0,32}}+"
+    rf"(?:{_WINDOWS_NAME}(?:(?<![.,;!?']) (?:[A-Z0-9][\w.-]{{1,64}}+|\(\w{{1,16}}\))(?![^\s.,;:!?'\")]))"
+    r"{0,3}+)?"
+    r"|(?<![\w.\\-])[\w.-]{1,128}+(?:\\[\w.-]{1,128}+){1,32}+\\?"
+)
+_PATH_TRAIL = ".,;:!?'"  # the sentence's punctuation after a path, and a closing bracket it did not open
+
+
+def _windows_paths(text: str) -> Iterator[tuple[int, int, str]]:
+    for match in _WINDOWS_PATH.finditer(text):
+        start, end = match.span()
+        unopened = text.count(")", start, end) - text.count("(", start, end)
+        while text[end - 1] in _PATH_TRAIL or (text[end - 1] == ")" and unopened > 0):
+            unopened -= text[end - 1] == ")"
+            end -= 1
+        if end - start > 2:  # not ".\" alone
+            yield start, end, "path"
+
+
+# Emoticons, hidden with the blanks before them, so that neither is removed ("today :)" became "today:)") while the
+# word before may change ("tomorow;)": "tomorrow;)"), and the model reads the sentence without them (read, they kept
+# it from correcting the sentence around them): eyes, a tear, a nose and a mouth (":)", ";-)", ":'(", ":D", "=P",
+# ">:("), hearts ("<3", "</3"), "xD", and the eastern forms ("^_^", "-_-", "T_T", "o.O", ">_<", "\o/"). Eyes may
+# follow a word ("today:)") but not a digit ("10:30", "2:3") or a character of a URL or an operator ("http://", "::",
+# "=>"), and every emoticon is followed by a blank, punctuation or the end ("Note:(see" is none). Found as written,
+# since markdown reads "^_^" as emphasis and ">_<" opening a line as a quote.
+_EMOTICON = re.compile(
+    r"(?:(?<![\d:;=/\\<>^*&|%$#@'\"-])>?[:;=]'?[-^]?(?:[)(]{1,5}+|[DP]{1,5}+|[\]\[pOo03/])"
+    r"|(?<![\w<])</?3{1,5}+|(?<![\w])[xX]D{1,5}+"
+    r"|(?<!\S)(?:\^[_.o-]?\^|[-=;@TtOoXxUu]_[-=;@TtOoXxUu]|[oO]\.[oO]|[xX]\.[xX]|-\.-|>[_.]<|\\o/|¯\\_\(ツ\)_/¯|ಠ_ಠ))"
+    r"(?![^\s.,!?;:\"'’”»)\]])"
+)
+
+
+def _emoticons(text: str) -> Iterator[tuple[int, int, str]]:
+    end = 0
+    for match in _EMOTICON.finditer(text):
+        start = match.start()
+        while start > end and text[start - 1] in " \t":
+            start -= 1
+        end = match.end()
+        yield start, end, "emoticon"
+
+
+def _as_written(text: str) -> list[Span]:
+    """The Windows paths (masked) and emoticons (hidden) of the paragraph, sorted and disjoint."""
+    found = _first_longest([*_windows_paths(text), *_emoticons(text)])
+    return [Span(start, end, Kind.MASK if label == "path" else Kind.HIDE, label) for start, end, label in found]
+
+
+# The first word of a list item, after its marker ("- ", "* ", "+ ", "1. ", "2) ", "(a) ", "b. ", "C) ", "• "; not
+# "J. M. Coetzee"), in a block quote or not, after an emphasis marker or not: an item is a fragment, which the model
+# rewrote as a sentence (a capital, another word). Kept as written, where markdown reads it as prose.
+_LIST_ITEM_WORD = re.compile(
+    r"^[ \t]{0,16}+(?:>[ \t]?){0,8}+(?:[-*+\u2022\u25e6\u25aa\u25b8\u25ba\u2023\u2043\u2219\u00b7]"
+    r"|\(?(?:\d{1,9}|[a-z])[.)]|\(?[A-Z]\))[ \t]++(?:\*\*|__|[*_])?([^\W_]++(?:['\u2019-][^\W_]++)*+)",
+    re.MULTILINE,
+)
+
+
+def _list_item_words(text: str) -> list[tuple[int, int]]:
+    return [match.span(1) for match in _LIST_ITEM_WORD.finditer(text)]
+
+
+# -- quotations in another language ---------------------------------------------------------------------------
+
+# A quotation: between straight, curly or low double quotes, guillemets, or single quotes (an apostrophe inside a
+# word is no closing quote: 'C'est la vie'), on one line (ended by LF or CR), up to 256 characters. One in another
+# language (``LanguageIdentifier.foreign_quotation``: "Wer nicht wagt, der nicht gewinnt") is masked with its marks,
+# so that the English around it is corrected and the quotation left as written ("Wer night wait" was the model's, and
+# «C'est la vie» became "C'est la vie»).
+_QUOTATION = re.compile(
+    r'"([^"\n\r]{1,256}+)"|“([^“”\n\r]{1,256}+)”|„([^„“”\n\r]{1,256}+)[“”]|«([^«»\n\r]{1,256}+)»|»([^«»\n\r]{1,256}+)«'
+    r"|‹([^‹›\n\r]{1,256}+)›|‘((?:[^‘’\n\r]|’(?=\w)){1,256}+)’(?!\w)|(?<!\w)'((?:[^'\n\r]|'(?=\w)){1,256}+)'(?!\w)"
+)
+
+
+def _foreign_quotations(text: str) -> Iterator[tuple[int, int, str]]:
+    identifier: LanguageIdentifier | None = None
+    for match in _QUOTATION.finditer(text):
+        group = match.lastindex or 0
+        start, end = match.span(group)
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if " " not in text[start:end]:
+            continue  # one word: a word cited, not a quotation ("the word "freind"")
+        identifier = identifier or language_identifier()
+        if identifier.foreign_quotation(text[start:end]):
+            yield match.start(), match.end(), "foreign"
+
+
 # -- code lines -----------------------------------------------------------------------------------------------
 
 # Lines that are code as a whole (no prose in them is corrected): assignments, definitions, imports, shell and REPL
@@ -295,6 +403,7 @@ class _Aligner:
     prose: list[tuple[int, int]] = field(default_factory=list)
     masked: list[tuple[int, int]] = field(default_factory=list)
     emphasis: list[tuple[int, int]] = field(default_factory=list)  # emphasis and strikethrough markers
+    links: list[tuple[int, int]] = field(default_factory=list)  # each link's text, between its brackets
     pos: int = 0
 
     def expect(self, literal: str) -> int:
@@ -342,9 +451,9 @@ class _Aligner:
         self.link_tail()
         self.masked.append((start, self.pos))
 
-    def link_tail(self) -> None:
-        """After a link's text: ``](destination "title")``, ``][label]`` or ``]``."""
-        self.expect("]")
+    def link_tail(self) -> int:
+        """After a link's text: ``](destination "title")``, ``][label]`` or ``]``; where its ``]`` is."""
+        bracket = self.expect("]")
         source, pos = self.source, self.pos
         if source.startswith("(", pos):
             pos = _skip_blanks(source, pos + 1)
@@ -362,9 +471,11 @@ class _Aligner:
             if end < 0:
                 raise _UnalignedError("link label")
             self.pos = end + 1
+        return bracket
 
     def inline(self, children: Sequence[Token]) -> None:
         index = 0
+        link_start = 0
         while index < len(children):
             token = children[index]
             if token.type == "text":
@@ -387,9 +498,9 @@ class _Aligner:
                 self.masked.append((start, self.pos))
                 index += 2  # past the link's text and its close
             elif token.type == "link_open":
-                self.expect("[")
+                link_start = self.expect("[") + 1
             elif token.type == "link_close":
-                self.link_tail()
+                self.links.append((link_start, self.link_tail()))
             elif token.type in ("softbreak", "hardbreak"):
                 self.expect("\n")
             else:
@@ -408,6 +519,7 @@ class _Markdown:
     prose: list[tuple[int, int]]  # merged, sorted
     masked: list[tuple[int, int]]
     emphasis: list[tuple[int, int]]
+    links: list[tuple[int, int]]  # each link's text
     cuts: list[int]  # where each inline element (paragraph, heading, table cell) starts
 
 
@@ -431,7 +543,7 @@ def _markdown(text: str) -> _Markdown | None:
                     cuts.append(aligner.prose[before][0])
     except _UnalignedError:
         return None
-    return _Markdown(_merge(aligner.prose), aligner.masked, aligner.emphasis, cuts)
+    return _Markdown(_merge(aligner.prose), aligner.masked, aligner.emphasis, aligner.links, cuts)
 
 
 # -- resolution -----------------------------------------------------------------------------------------------
@@ -459,20 +571,54 @@ def find_protected(paragraph: str) -> Protection:
     parsed = _markdown(paragraph)
     spans = [Span(start, end, Kind.HIDE, "code") for start, end in code_lines]
     if parsed is None:
-        prose, cuts, emphasis, masked = [(0, len(paragraph))], [], [], []
+        prose, cuts, emphasis, masked, links = [(0, len(paragraph))], [], [], [], []
     else:
-        prose, cuts, emphasis = parsed.prose, parsed.cuts, parsed.emphasis
+        prose, cuts, emphasis, links = parsed.prose, parsed.cuts, parsed.emphasis, parsed.links
         masked = [(s, e) for s, e in parsed.masked if not _inside_any(s, e, code_lines)]
         spans += [Span(s, e, Kind.MASK, "markdown") for s, e in masked]
-    found = []
+    blocked = _merge(code_lines + masked)
+    found = [
+        span for span in _as_written(paragraph) if _outside(span.start, span.end, blocked) == [(span.start, span.end)]
+    ]
+    taken = _merge(code_lines + [(span.start, span.end) for span in found])
     for start, end in _merge(prose + emphasis):
-        for piece_start, piece_end in _outside(start, end, code_lines):
+        for piece_start, piece_end in _outside(start, end, taken):
             found += _prose_spans(paragraph, piece_start, piece_end)
     if parsed is not None:
         found = [atom for span in found if (atom := _on_prose(span, prose, paragraph)) is not None]
         covered = _merge(prose + masked + code_lines + [(span.start, span.end) for span in found])
         spans += [Span(s, e, Kind.HIDE, "markdown") for s, e in _complement(paragraph, covered)]
+    taken = _merge(code_lines + [(span.start, span.end) for span in found])
+    for label, ranges in (("link", links), ("list", _list_item_words(paragraph))):
+        kept = _kept_prose(paragraph, ranges, prose, taken, label)
+        found += kept
+        taken = _merge(taken + [(span.start, span.end) for span in kept])
     return Protection(sorted(spans + found, key=lambda span: span.start), cuts)
+
+
+def _kept_prose(
+    paragraph: str,
+    ranges: list[tuple[int, int]],
+    prose: list[tuple[int, int]],
+    taken: list[tuple[int, int]],
+    label: str,
+) -> list[Span]:
+    """The prose of each of ``ranges`` outside ``taken`` (sorted, disjoint), without blanks at its edges: kept."""
+    spans = []
+    for start, end in ranges:
+        for piece_start, piece_end in _outside(start, end, taken):
+            first = max(bisect.bisect_right(prose, (piece_start, math.inf)) - 1, 0)
+            for prose_start, prose_end in prose[first:]:
+                if prose_start >= piece_end:
+                    break
+                a, b = max(prose_start, piece_start), min(prose_end, piece_end)
+                while a < b and paragraph[a].isspace():
+                    a += 1
+                while b > a and paragraph[b - 1].isspace():
+                    b -= 1
+                if a < b:
+                    spans.append(Span(a, b, Kind.KEEP, label))
+    return spans
 
 
 def _on_prose(span: Span, prose: list[tuple[int, int]], text: str) -> Span | None:
@@ -496,20 +642,25 @@ def _in(position: int, ranges: list[tuple[int, int]]) -> bool:
 def _prose_spans(paragraph: str, start: int, end: int) -> list[Span]:
     """The atoms and unreadable runs inside one stretch of prose ``[start, end)``."""
     text = paragraph[start:end]
-    found = [*_links(text), *_atoms(text), *_inline_code(text)]  # of two atoms on the same span, the link wins
-    found.sort(key=lambda atom: (atom[0], -atom[1]))
-    spans: list[Span] = []
-    covered = 0
-    for s, e, label in found:
-        if s < covered:
-            continue
-        spans.append(Span(start + s, start + e, _KINDS.get(label, Kind.MASK), label))
-        covered = e
+    found = [*_links(text), *_atoms(text), *_inline_code(text), *_foreign_quotations(text)]
+    spans = [Span(start + s, start + e, _KINDS.get(label, Kind.MASK), label) for s, e, label in _first_longest(found)]
     taken = [(span.start, span.end) for span in spans]
     for run_start, run_end in unreadable_runs(paragraph, start, end):
         for s, e in _outside(run_start, run_end, taken):
             spans.append(Span(s, e, Kind.HIDE, "unreadable"))
     return spans
+
+
+def _first_longest(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Of overlapping ``(start, end, label)`` atoms, the one that starts first, then the longer, then the one listed
+    first (a link before the other atoms on the same span); sorted."""
+    kept: list[tuple[int, int, str]] = []
+    covered = 0
+    for atom in sorted(found, key=lambda atom: (atom[0], -atom[1])):
+        if atom[0] >= covered:
+            kept.append(atom)
+            covered = atom[1]
+    return kept
 
 
 def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -6,6 +6,7 @@ is read offline."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -350,3 +351,93 @@ def test_the_shipped_model_is_read_offline(tmp_path: Path) -> None:
     assert detected == "de"
     assert refused.startswith("full model:") and "no network here: socket." in refused
     assert list(cache.iterdir()) == []
+
+
+# Languages in Latin letters that lid.176 does not know: it finds them neither English nor anything else with
+# confidence, so they followed their English neighbours into the model, which rewrote them word by word.
+ROMANISED = [
+    "Main kal office nahi aa paunga kyunki mujhe bukhar hai.",
+    "Aap kaise ho, sab theek hai na?",
+    "Mujhe yeh kaam kal tak khatam karna hai.",
+    "Kya tum mere saath bazaar chaloge?",
+    "Humne kal raat bahut maze kiye.",
+    "Mera naam Rahul hai aur main Dilli mein rehta hoon.",
+    "Yaar tu kab aayega, hum sab wait kar rahe hain.",
+    "Mujhe aap se milkar bohat khushi hui.",
+    "Watashi wa gakusei desu.",
+    "Kyou wa totemo atsui desu ne.",
+    "Ashita tomodachi to eiga wo mi ni ikimasu.",
+    "Annyeonghaseyo, jeoneun haksaeng imnida.",
+    "Oneul nalssiga jeongmal joayo.",
+]
+
+
+@pytest.mark.parametrize("sentence", ROMANISED)
+def test_a_romanised_language_is_left_out_even_between_english_sentences(identifier, sentence: str) -> None:
+    assert english(identifier, sentence) == [False]
+    one = "I went to the cinema with my friends last weekend and we enjoyed it very much."
+    two = "In my opinion, people should spend more time with their familys instead of working all day."
+    assert english(identifier, f"{one} {sentence} {two}") == [True, False, True]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Serialize functorch config (AOT autograd settings) for Scuba logging.",
+        "Return MatMulNBits blockwise quantizers from the ORT pybind module.",
+        "Represents a parsed Redis keyspace, keyevent, or subkey notification.",
+        "Validating highly nested schemas shouldn't cause exponential time blowups.",
+        "Tecnology is very importent in our lifes becaus withot it we can not comunicate.",
+        "Yu Phu Tung and Juanita Fabiola Martin met Marcella Scalia in Chuaswee.",
+    ],
+)
+def test_jargon_misspellings_and_names_are_no_romanised_language(identifier, sentence: str) -> None:
+    """Many words unknown to the vocabulary, but English to fastText, or names (capitalised words are not judged)."""
+    assert english(identifier, sentence) == [True]
+
+
+@pytest.mark.parametrize(
+    "quotation",
+    [
+        "Wer nicht wagt, der nicht gewinnt",
+        "C'est la vie",
+        "Je ne sais quoi",
+        "Veni, vidi, vici",
+        "Alles klar",
+        "Carpe diem",
+        "Te quiero mucho",
+        "Hakuna matata",
+    ],
+)
+def test_a_quotation_in_another_language_reads_as_foreign(identifier, quotation: str) -> None:
+    assert identifier.foreign_quotation(quotation)
+
+
+@pytest.mark.parametrize(
+    "quotation",
+    [
+        "the best is yet to come",
+        "I has a apple",
+        "Will I spend much?",
+        "I am fond of her,",
+        "good lucks",
+        "Over the Rainbow",
+        "Best Detective Stories of Agatha Christie",
+        "Danke",
+        "ja ja",
+    ],
+)
+def test_english_quotations_words_and_short_ones_are_no_foreign_quotation(identifier, quotation: str) -> None:
+    """fastText is sure of French for "I am fond of her" (0.985), of Spanish for "Will I spend much?" (0.99): the
+    vocabulary finds their words English. One word, or under 6 letters, is too little to judge."""
+    assert not identifier.foreign_quotation(quotation)
+
+
+def test_every_dev_line_s_quotations_read_as_english(identifier) -> None:
+    if not DEV.is_dir():
+        pytest.skip(f"the GEC dev data is not beside the project ({DEV})")
+    names = ("fce.dev.detok.src", "jfleg.dev.src", "clean_tech.dev.txt")
+    text = "\n".join((DEV / name).read_text(encoding="utf-8") for name in names)
+    quoted = [match.group(1) for match in re.finditer(r'"([^"\n]{1,256})"', text)]
+    assert len(quoted) > 50
+    assert [quotation for quotation in quoted if identifier.foreign_quotation(quotation)] == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -244,10 +246,11 @@ def hidden(text: str) -> list[str]:
 
 
 def prose_of(text: str) -> str:
-    """The text with every protected span blanked (what is left is what the model reads as written)."""
+    """The text with every hidden or masked span blanked (what is left is what the model reads as written)."""
     chars = list(text)
     for span in find_protected(text).spans:
-        chars[span.start : span.end] = " " * (span.end - span.start)
+        if span.kind is not Kind.KEEP:
+            chars[span.start : span.end] = " " * (span.end - span.start)
     return " ".join("".join(chars).split())
 
 
@@ -372,3 +375,206 @@ def test_spans_are_sorted_disjoint_and_inside_the_text(text: str) -> None:
 def test_a_run_longer_than_any_word_is_masked(run: str) -> None:
     text = f"I typed {run} by mistake."
     assert protects(text, run, "long_token"), found(text)
+
+
+# -- forms kept as written: Windows paths, emoticons, quotations in another language, link texts, list items ------
+
+WINDOWS_PATHS = [
+    "C:\\Program Files\\App\\settings.ini",
+    "C:\\Program Files (x86)\\Steam\\steam.exe",
+    "C:\\Users\\me\\My Documents\\notes.txt",
+    "C:\\Program Files",
+    "C:\\Users\\me\\_backup",
+    "D:\\backup\\",
+    "c:\\temp",
+    "C:/Users/me/file.txt",
+    "\\\\server\\share\\report.docx",
+    "\\\\server\\shared folder\\Q3 report\\summary.xlsx",
+    "\\\\?\\C:\\very\\long path\\file.bin",
+    "\\\\.\\pipe\\docker_engine",
+    "%APPDATA%\\Microsoft\\Teams",
+    "..\\lib\\native.dll",
+    ".\\scripts\\run.ps1",
+    "src\\main.py",
+]
+PATH_FRAMES = ["Please open {} and check it.", "Open {}.", "({})", '"{}"', "Copy {}, then delete {} again.", "{}"]
+
+
+@pytest.mark.parametrize("path", WINDOWS_PATHS)
+@pytest.mark.parametrize("frame", PATH_FRAMES)
+def test_windows_and_unc_paths_are_masked_whole_blanks_and_escapes_included(path: str, frame: str) -> None:
+    """A folder's blanks are the path's, and markdown's escapes ("\\\\", "\\_") do not cut it: "\\\\server\\share"
+    lost a backslash, "C:\\Program Files\\App" was three pieces of prose."""
+    text = frame.format(path, path)
+    assert protects(text, path, "path"), found(text)
+
+
+name = st.text(st.sampled_from("abcxyzABC019_-"), min_size=1, max_size=10)
+folder = st.lists(name, min_size=1, max_size=3).map(" ".join)  # a folder may hold blanks: its separator ends it
+file_name = st.tuples(name, st.sampled_from(["txt", "ini", "exe", "docx", "json", "log", "x"])).map(".".join)
+root = st.one_of(
+    st.tuples(st.sampled_from("CDcz"), st.sampled_from("\\/")).map(lambda drive: f"{drive[0]}:{drive[1]}"),
+    name.map(lambda host: f"\\\\{host}\\"),
+    st.sampled_from(["%APPDATA%\\", "%USERPROFILE%\\", ".\\", "..\\"]),
+)
+windows_paths = st.tuples(root, st.lists(folder, max_size=4), file_name).map(
+    lambda parts: parts[0] + "".join(f"{folder}\\" for folder in parts[1]) + parts[2]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(windows_paths, st.sampled_from(PATH_FRAMES))
+def test_generated_windows_paths_are_masked_whole(path: str, frame: str) -> None:
+    text = frame.format(path, path)
+    assert protects(text, path, "path"), found(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "paths"),
+    [
+        ("Save it in C:\\temp and open D:\\data later.", ["C:\\temp", "D:\\data"]),
+        ("Install it in C:\\Program Files\\Steam\\steamapps. Then restart.", ["C:\\Program Files\\Steam\\steamapps"]),
+        ("Run ..\\lib\\x.dll and .\\run.ps1 now.", ["..\\lib\\x.dll", ".\\run.ps1"]),
+        ("See C:\\Temp I think, or C:\\Temp; ok?", ["C:\\Temp", "C:\\Temp"]),
+        ("(see C:\\a (b)\\c).", ["C:\\a (b)\\c"]),
+    ],
+)
+def test_a_windows_path_ends_where_the_prose_after_it_starts(text: str, paths: list[str]) -> None:
+    assert [piece for label, piece in found(text) if label == "path"] == paths
+
+
+# Eyes first: these may follow a word ("today:)"); the others stand after a blank
+EYES_FIRST = [":)", ":-)", ";)", ";-)", ":D", ":-D", ":(", ":-(", ":P", ":p", "=)", "=D", ":'(", ":')", ":/", ":o"]
+EYES_FIRST += [":O", ":]", ":3", ">:(", ":)))", ":(("]
+EMOTICONS = [*EYES_FIRST, "<3", "</3", "xD", "XD", "XDD", "^_^", "^^", "^.^", "-_-", "-.-", "T_T", ";_;", "o_O"]
+EMOTICONS += ["O_o", "o.O", ">_<", "x_x", "\\o/", "¯\\_(ツ)_/¯", "ಠ_ಠ"]
+EMOTICON_FRAMES = [
+    "I am so happy today {} and he go home.",
+    "It were great {}",
+    "{} I has a cat.",
+    "Oh, we {}  miss you",
+]
+EMOTICON_FRAMES += ["- see you {}\n- bye {}", "See you tomorow {}. Bye {}!", "**Great** {} *really*"]
+
+
+@pytest.mark.parametrize(
+    ("emoticon", "frame"),
+    [(e, frame) for e in EMOTICONS for frame in EMOTICON_FRAMES] + [(e, "Thanks alot{}, bye{}") for e in EYES_FIRST],
+)
+def test_emoticons_are_hidden_with_the_blanks_before_them(emoticon: str, frame: str) -> None:
+    """Neither the emoticon nor the blank before it may be removed ("today :)" became "today:)"); the word before
+    it may still change (no glue)."""
+    text = frame.format(emoticon, emoticon)
+    emoticons = [(s.start, s.end) for s in find_protected(text).spans if s.label == "emoticon"]
+    at = [match.start() for match in re.finditer(re.escape(emoticon), text)]
+    assert len(emoticons) == len(at), found(text)
+    for (start, end), where in zip(emoticons, at, strict=True):
+        assert end == where + len(emoticon) and text[start:where].strip(" ") == "", found(text)
+        assert start == where or text[start - 1] not in " \t"  # every blank before it
+    assert all(not s.glued for s in find_protected(text).spans if s.label == "emoticon")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We met at 10:30 and left at 11:00.",
+        "The ratio was 2:3 (roughly).",
+        "Note:(see below) it is fine.",
+        "Visit http://example.com:8080/x now.",
+        "Use std::vector or a=>b here.",
+        "It was 0.0 degrees and T.O. Smith came.",
+        "Dmitry Loginov (; born 2 February 2000) is a snowboarder.",
+        "Windows XP and Xbox are old.",
+        "Plan D: we go home.",
+    ],
+)
+def test_colons_brackets_and_letters_that_are_no_emoticons(text: str) -> None:
+    assert [piece for label, piece in found(text) if label == "emoticon"] == []
+
+
+FOREIGN_QUOTATIONS = [
+    "Wer nicht wagt, der nicht gewinnt",
+    "C'est la vie",
+    "Je ne sais quoi",
+    "Ich liebe dich",
+    "Te quiero mucho",
+    "Veni, vidi, vici",
+    "Alles klar",
+    "Carpe diem",
+    "Hakuna matata",
+    "No es un día cualquiera",
+    "Qui est là?",
+]
+QUOTES = [('"', '"'), ("“", "”"), ("„", "“"), ("«", "»"), ("« ", " »"), ("»", "«"), ("‘", "’"), ("'", "'")]
+
+
+@pytest.mark.parametrize("quotation", FOREIGN_QUOTATIONS)
+@pytest.mark.parametrize(("left", "right"), QUOTES)
+def test_a_quotation_in_another_language_is_masked(quotation: str, left: str, right: str) -> None:
+    """ "Wer nicht wagt, der nicht gewinnt" became "Wer night wait, der night gewinnt"."""
+    text = f"My grandfather always said {left}{quotation}{right} when I was young."
+    assert protects(text, f"{left}{quotation}{right}", "foreign"), found(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'He said "I has a apple" to me.',
+        "She told me “the best is yet to come” and she were right.",
+        "The sign said 'No entry after midnight' but we goes in.",
+        'It is called "good lucks" in my country.',
+        'I said "hello" to the students\' teacher.',
+        "We don't know 'what's' it.",
+        'The word "recieve" is spelt wrong.',
+    ],
+)
+def test_english_quotations_and_cited_words_are_prose(text: str) -> None:
+    assert [label for label, _ in found(text) if label == "foreign"] == [], found(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Please read [the changelog](https://example.com/changes) first.", ["the changelog"]),
+        ('See [our docs](https://x.io "Docs") and [this page][1].\n\n[1]: https://y.io', ["our docs", "this page"]),
+        ("Read [the *new* guide](x.html) now.", ["the", "new", "guide"]),
+        ("Read [ the notes ](x.html) now.", ["the notes"]),
+        ("Run [`pip install`](x.html) then [main.py](y.html) or [see main.py now](z.html).", ["see", "now"]),
+    ],
+)
+def test_a_link_s_text_is_kept_as_written(text: str, kept: list[str]) -> None:
+    """ "[the changelog](...)" became "[the challenging](...)"."""
+    assert [piece for label, piece in found(text, Kind.KEEP) if label == "link"] == kept
+
+
+link_text = st.lists(st.sampled_from(["the", "changelog", "docs", "our", "recieve", "FAQ", "setup", "it"]), min_size=1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(link_text.map(" ".join), st.sampled_from(["https://example.com/a", "x.html", "#top", "<a b>"]))
+def test_generated_link_texts_are_kept_whole(words: str, target: str) -> None:
+    text = f"Please read [{words}]({target}) before you updates."
+    assert protects(text, words, "link", Kind.KEEP), found(text)
+
+
+LIST_ITEMS = ["- {}", "* {}", "+ {}", "1. {}", "2) {}", "10. {}", "(a) {}", "b) {}", "c. {}", "(C) {}", "• {}"]
+LIST_ITEMS += ["  - {}", "> - {}", "- **{}**", "* _{}_"]
+
+
+@pytest.mark.parametrize("item", LIST_ITEMS)
+@pytest.mark.parametrize("word", ["Recieve", "instal", "Chek", "don't", "log-in", "Müller", "go"])
+def test_the_first_word_of_a_list_item_is_kept(item: str, word: str) -> None:
+    text = "Steps:\n" + "\n".join(item.format(f"{word} the box before you leaves") for _ in range(2))
+    starts = [match.start() for match in re.finditer(re.escape(word), text)]
+    spans = find_protected(text).spans
+    for start in starts:
+        assert any(s.start == start and s.end == start + len(word) and s.kind is Kind.KEEP for s in spans), found(text)
+    assert "the box before you leaves" in prose_of(text)  # the rest of the item is prose
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["J. M. Coetzee wrote it.", "A. Becker came.", "-5 degrees today.", "1.5 kg of flour.", "```\n- x\n```", "a-b c"],
+)
+def test_what_opens_a_line_like_a_list_marker_is_no_list_item(text: str) -> None:
+    assert [piece for label, piece in found(text) if label == "list"] == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ from service.text.normalize import normalize
 from service.text.protect import find_protected
 from service.text.script import editable
 from service.text.units import assemble, plan_units
+from tests.text import test_protect
 from tests.text.char_codec import CHARS
 
 
@@ -196,3 +198,62 @@ def test_spelling_replacements_are_typed_spelling_where_the_model_keeps_them() -
 def test_text_the_model_cannot_read_is_not_spelled() -> None:
     units = plan_units("Привет teh мир.", CHARS, 30, _spell)
     assert units[0].text == units[0].normalized.text and not units[0].spelling
+
+
+# -- forms kept as written, whatever the model writes over them -----------------------------------------------------
+
+FRAME_WORDS = frozenset({"He", "home", "with", "and", "they", "happy", "so", "we", "left", "together", "it"})
+
+
+def _rewriting(text: str) -> str:
+    """A model that rewrites every word it reads but the frame's (its first letter's case swapped), drops every
+    backslash and the blank before a colon, and corrects the frame's errors ("go", "was")."""
+
+    def word(match: re.Match[str]) -> str:
+        found = match.group()
+        fixes = {"go": "goes", "was": "were"}
+        return fixes.get(found, found if found in FRAME_WORDS else found[0].swapcase() + found[1:])
+
+    return re.sub(r"[^\W\d_]+", word, text).replace("\\", "").replace(" :", ":")
+
+
+def _corrected(paragraph: str) -> str:
+    units = plan_units(paragraph, CHARS, 200)
+    return assemble(paragraph, units, [_rewriting(unit.text) for unit in units]).text
+
+
+FORMS = [
+    *test_protect.WINDOWS_PATHS,
+    *[f" {emoticon}" for emoticon in test_protect.EMOTICONS],
+    *[
+        f"{left}{quotation}{right}"
+        for quotation in test_protect.FOREIGN_QUOTATIONS
+        for left, right in test_protect.QUOTES
+    ],
+    *["[the changelog](https://example.com/changes)", "[our docs][1]", "[recieve *this* page](x.html)"],
+]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_every_form_kept_as_written_comes_out_whole_while_its_sentence_is_corrected(form: str) -> None:
+    """A Windows path, an emoticon with the blank before it, a quotation in another language, a link's text."""
+    corrected = _corrected(f"He go home with {form} and they was happy, so we left it.\n\n[1]: https://x.io")
+    assert form in corrected and "He goes home" in corrected and "they were happy" in corrected, corrected
+
+
+@pytest.mark.parametrize("item", test_protect.LIST_ITEMS)
+@pytest.mark.parametrize("word", ["recieve", "Instal", "go"])
+def test_a_list_item_s_first_word_comes_out_as_written(item: str, word: str) -> None:
+    paragraph = "\n".join(item.format(f"{word} with it and they was happy") for _ in range(3))
+    corrected = _corrected(paragraph)
+    assert corrected.count(word) == 3 and corrected.count("they were happy") == 3, corrected
+
+
+@settings(max_examples=100, deadline=None)
+@given(test_protect.windows_paths, st.sampled_from(test_protect.EMOTICONS), test_protect.link_text.map(" ".join))
+def test_generated_paths_emoticons_and_link_texts_come_out_whole(path: str, emoticon: str, words: str) -> None:
+    paragraph = f"He go home with {path} and they was happy {emoticon} so we read [{words}](x.html) together."
+    corrected = _corrected(paragraph)
+    for form in (path, f" {emoticon}", f"[{words}](x.html)"):
+        assert form in corrected, (form, corrected)
+    assert "He goes home" in corrected

@@ -5,8 +5,9 @@
 // so it corrects only sentences made of plain prose: letters and digits of ASCII, blanks and common punctuation,
 // with nothing that could start any of the service's atoms (a dot inside a word, as in a domain, a file name or
 // "e.g."; camelCase; a call's parenthesis; "::" or "--flag"; a hex hash; an IP address; "localhost"; a word over
-// 100 characters; an SQL statement in capitals), on a line that is neither code (an import, a definition, a line
-// ending in ");" or "{") nor opened by a markdown block marker ("- ", "1.", "---"). Every other sentence is left as
+// 100 characters; an SQL statement in capitals; an emoticon, ":)" or "xD"), on a line that is neither code (an import,
+// a definition, a line ending in ");" or "{") nor opened by a list or block marker ("- ", "1.", "a) ", "---"). Windows
+// paths, markdown links and other emoticons hold a character plain prose has not. Every other sentence is left as
 // written (its detail says `dropped: "protected"`; the auto engine then asks the server, which reads it with its
 // spans). Precision before recall: such sentences are rare in learners' prose (44 of FCE dev's 2,253, 14 of JFLEG
 // dev's 757).
@@ -34,8 +35,11 @@ const LEFT_ALONE = [
   // code lines, as the service's _CODE_LINE finds them (lines end at "\n" alone, as there; the blanks that open a
   // line taken once, as a possessive [ \t]*+ does, so that a line of blanks is not searched from each of them)
   String.raw`(?<![^\n])(?=([ \t]*))\1(?:(?:import|from|def|class)[ \t][^\n]*|[)\]}]+[;,]?[ \t]*|[^\n]*(?:\{|\);)[ \t]*)(?![^\n])`,
-  // a markdown block marker opening a line (markdown-it ends lines at "\r" too)
-  String.raw`(?<![^\n\r])[ \t]*(?:[-+>=]|\d{1,9}[.)])`,
+  // an emoticon of plain prose's characters, as the service's _EMOTICON finds them and more (not "10:30")
+  String.raw`(?<![0-9])[:;=]'?-?(?:[()]+|[DP]+|[pOo03])(?![A-Za-z0-9])|(?<![A-Za-z0-9_])[xX]D+(?![A-Za-z0-9])|-\.-`,
+  // a markdown block marker or a list item's opening a line (markdown-it ends lines at "\r" too), with the item's
+  // first word, which the service keeps (and a sentence may start at: "1.\tX" is two)
+  String.raw`(?<![^\n\r])[ \t]*(?:>[ \t]?)*(?:[-+>=*\u2022\u25e6\u25aa\u25b8\u25ba\u2023\u2043\u2219\u00b7]|\(?\d{1,9}[.)]|\(?[A-Za-z][.)])(?:[ \t]+\S+)?`,
 ].map((rule) => new RegExp(rule, "gu"));
 
 // service/text/protect.py's _NUMBER, less what plain prose cannot hold (currencies, percent and degree signs)
