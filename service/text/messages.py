@@ -137,6 +137,10 @@ def explain(code: str, original: str, replacement: str, before: str = "", after:
             return f"Add the punctuation mark {_q(replacement)}."
         if category == "VERB:TENSE":
             return f"Add {_q(replacement)}: the verb's tense needs it."
+        if category == "VERB:FORM":  # most often infinitival 'to': "He wants go home."
+            following = _WORD.findall(after)[:1]
+            where = f" before {_q(following[0])}" if following else ""
+            return f"Add {_q(replacement)}{where}: this form of the verb needs it."
         article = _article(replacement, after) if category == "DET" else None
         return article or f"{'An' if kind[0] in 'aeiou' else 'A'} {kind} may be missing here: {_q(replacement)}."
     if operation == "U":

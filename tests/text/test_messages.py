@@ -21,6 +21,7 @@ from service.text.messages import explain
         ("M:DET", "", "the", "I went to ", " park.", "A determiner may be missing here: 'the'."),
         ("U:DET", "the", "", "I like ", " music.", "The determiner 'the' is not needed here."),
         ("M:ADJ", "", "big", "a ", " house", "An adjective may be missing here: 'big'."),
+        ("M:VERB:FORM", "", "to ", "He wants ", "go home.", "Add 'to' before 'go': this form of the verb needs it."),
         (
             "R:VERB:SVA",
             "go",
