@@ -1,11 +1,11 @@
-"""The docs' screenshots of what a newcomer opens: ``python -m tools.screenshots --out docs/screenshots``.
+"""The docs' screenshots of what a newcomer opens: ``python -m loadtest.screenshots --out docs/screenshots``.
 
 Starts the real server on the bundled model with the launch A/B experiment
 (``deploy/experiments/accelerated-vs-autoregressive.yaml``), sends it a few seconds of editors' sentences so that
 the dashboard has numbers, then drives Debian's Chromium (``loadtest.browser``) over the pages: the front page, the
 editor at 1280, 768 and 420 pixels wide with a text holding several kinds of error and the card of a suggestion
 opened by Tab (an insertion at 1280, a spelling mistake at 768, a deletion at 420, as a writer would reach them), and
-the dashboard. A development tool: the screenshots are looked at, not compared.
+the dashboard. The screenshots are looked at, not compared.
 """
 
 from __future__ import annotations
