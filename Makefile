@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 MODEL ?= models/gec-default
 
-.PHONY: serve web test test-fast test-unit lint fixture model bench bench-gpu ab loadtest loadtest-steps loadtest-measure proto clean docker-test
+.PHONY: serve web docs test test-fast test-unit lint fixture model bench bench-gpu ab loadtest loadtest-steps loadtest-measure proto clean docker-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,10 +39,17 @@ $(DEVICE_VENDOR)/.installed: package-lock.json
 
 LINTED := service models tests loadtest tools
 
-## Set up and pass the tests: unit and integration, slow ones included (load runs live in loadtest/).
+## The documentation site, docs/ (mkdocs.yml), built into site/ (git-ignored) in strict mode: a broken link, a
+## missing page or anchor, or a page left out of the nav fails it. About a second.
+MKDOCS = NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
+docs: $(VENV)/.dev
+	$(MKDOCS) build --strict --quiet
+
+## Set up and pass the tests: unit and integration, slow ones included (load runs live in loadtest/), and the docs.
 test: $(VENV)/.dev web
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
+	$(MKDOCS) build --strict --quiet
 	$(BIN)/python -m pytest -q
 
 ## The tests without those marked slow (real servers under load, several processes, a browser).
@@ -83,7 +90,7 @@ runs/gec-default-gpu: runs/gec-default-hf
 	$(BIN)/gecserve export --from $< --out $@ --fp16 --name $(notdir $(MODEL)) \
 		--version $$($(BIN)/python -c 'import json, sys; print(json.load(open(sys.argv[1]))["version"])' $(MODEL)/manifest.json)
 	$(BIN)/python -m models.gec.carry --from $(MODEL) --to $@
-## The README's GPU table (docs/benchmarks/gpu-*.json): on an NVIDIA GPU, with onnxruntime-gpu in the venv.
+## The GPU tables of docs/benchmarks.md (docs/benchmarks/gpu-*.json): on an NVIDIA GPU, with onnxruntime-gpu in the venv.
 GPU_MODEL := runs/gec-default-gpu
 GPU_SERVE = GECSERVE_PROVIDER=cuda $(BIN)/gecserve bench serve --spawn $(GPU_MODEL) --input $(DEV)
 bench-gpu: $(VENV)/.dev $(GPU_MODEL)
@@ -99,7 +106,7 @@ bench-gpu: $(VENV)/.dev $(GPU_MODEL)
 	GECSERVE_MAX_BATCH_SIZE=128 $(GPU_SERVE) --concurrency 128 --requests 600 --json $(BENCH)/gpu-serve-b128.json
 	GECSERVE_MAX_BATCH_SIZE=8 $(GPU_SERVE) --concurrency 32 --requests 400 --json $(BENCH)/gpu-serve-b8.json
 	GECSERVE_MODEL_VARIANT=fp16 $(GPU_SERVE) --concurrency 1,32 --requests 400 --json $(BENCH)/gpu-serve-fp16.json
-## The README's benchmark tables (JSON in docs/benchmarks/), with the CTranslate2 peer row on the
+## The benchmark tables of docs/benchmarks.md (JSON in docs/benchmarks/), with the CTranslate2 peer row on the
 ## same weights (PEER= to leave it out).
 DEV := ../shared/data/dev/fce.dev.detok.src
 BENCH := docs/benchmarks

@@ -1,6 +1,6 @@
 """Service configuration from ``GECSERVE_*`` environment variables (pydantic-settings).
 
-Every field is documented here and listed in the README's configuration table. Settings that cannot
+Every field is documented here and listed in docs/configuration.md's table. Settings that cannot
 work are a ``SettingError``: a value that does not validate (``load_settings``), a model folder that is
 not one (``check_model``), a port that cannot be listened on (``listen``). Its message is one line
 naming each setting as it was given (its command-line flag, else its environment variable) and what is
@@ -23,7 +23,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from service.experiments.arms import BACKENDS
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "gec-default"
-CPU_BATCH_SIZE = 8  # measured: README, Tuning the batching
+CPU_BATCH_SIZE = 8  # measured: docs/benchmarks.md, Batch sizes
 GPU_BATCH_SIZE = 32  # the batch size before it was measured on a CPU; not measured on a GPU yet
 
 
@@ -182,7 +182,7 @@ class Settings(BaseSettings):
 
     def batch_size(self, on_gpu: bool) -> int:
         """``max_batch_size``, or the device's: on a CPU a pass costs its token positions and a batch
-        of mixed lengths pays for its padding, so 8 served more than 16 or 32 (README, Tuning)."""
+        of mixed lengths pays for its padding, so 8 served more than 16 or 32 (docs/benchmarks.md, Batch sizes)."""
         return self.max_batch_size or (GPU_BATCH_SIZE if on_gpu else CPU_BATCH_SIZE)
 
     @property

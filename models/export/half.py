@@ -5,7 +5,7 @@
 ONNX Runtime's ``float16`` converter with ``keep_io_types``: the weights and arithmetic are fp16,
 the inputs and outputs stay float32 (a ``Cast`` at each), so the engine feeds and reads the variant
 as it does ``fp32``. For a GPU; on the shipped model (9M parameters) it measured slower than fp32
-there, its per-pass casts of the cache costing more than the halved weights save (README, GPU).
+there, its per-pass casts of the cache costing more than the halved weights save (docs/benchmarks.md, On a GPU).
 """
 
 from __future__ import annotations

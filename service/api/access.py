@@ -9,8 +9,8 @@ A key is presented as ``X-Api-Key: KEY`` or ``Authorization: Bearer KEY`` (gRPC:
 ``x-api-key`` or ``authorization``); a missing or unknown key is 401 ``unauthorized``, a key over
 its rate limit 429 ``rate_limited`` with ``Retry-After``. Refusals are logged with the request id
 and, for a known key, its name: never the key. Left open whatever the keys (``OPEN_PATHS``):
-liveness and readiness (probes), ``/metrics`` (the scraper), the API docs and schema, the
-dashboard page and its static files (the figures it shows are read from ``/v1/experiments``, which
+liveness and readiness (probes), ``/metrics`` (the scraper), the API docs and schema, the front
+page, the dashboard page and its static files (the figures it shows are read from ``/v1/experiments``, which
 needs a key), the editor page (its checks are ``/v1/correct`` requests, which need a key), and
 LanguageTool's start-up calls. Every other route, those added later included, needs a key.
 """
@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 OPEN_PATHS = frozenset(
     {
+        "/",
         "/healthz",
         "/readyz",
         "/metrics",

@@ -1,6 +1,6 @@
 """The HTTP API (FastAPI): the application, its middlewares and its routes' modules (``correction.py``,
 ``operations.py``, ``feedback.py``, ``experiments.py``, ``models.py``, ``languagetool.py``, ``words.py``, the
-dashboard, the editor page), with its errors (``errors.py``).
+front page, the dashboard, the editor page), with its errors (``errors.py``).
 
 Every error, on every route, has one shape: ``{"error": {"reason", "message", "request_id"}}``
 (``responses.py``). Around the routes, outermost first, plain ASGI middlewares: the request id
@@ -27,6 +27,7 @@ from service.api.entry import ARM_HEADER, EXPERIMENT_HEADER
 from service.api.errors import ROUTES, install_error_handlers
 from service.api.experiments import experiments_router
 from service.api.feedback import feedback_router
+from service.api.front import mount_front
 from service.api.languagetool import languagetool_router
 from service.api.limits import BodyLimit
 from service.api.models import models_router
@@ -102,6 +103,7 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
     app.include_router(languagetool_router(pipeline, access))
     app.include_router(words_router(pipeline.words, access))
     app.include_router(device_router(settings.model_path, settings.max_text_chars))
+    mount_front(app, pipeline.models)
     mount_dashboard(app)
     mount_editor(app)
     declare_refusals(app)

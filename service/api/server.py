@@ -15,7 +15,8 @@ whatever is still running is cancelled, and queued jobs drain. Settings that can
 that does not validate, a model folder that is not one, a port in use, a bad experiment file or API
 key entry) stop start-up with one line on stderr naming the setting (its flag, else its environment
 variable) and the problem, and exit status 2. HTTP and gRPC share one access control, so a key's
-rate limit counts both.
+rate limit counts both. The line that says the service is ready names where to open it: the front page, the
+editor, the dashboard and the API docs (``front.page_urls``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from grpc_health.v1.health import HealthServicer
 
 from service.api.access import AccessControl
 from service.api.auth import KeyFileError, load_keys
+from service.api.front import page_urls
 from service.api.grpc_service import SERVICE_NAME, create_grpc_server
 from service.api.http import create_app
 from service.config import SettingError, Settings, check_model, listen, load_settings, setting_name
@@ -77,6 +79,7 @@ async def serve(settings: Settings, listener: socket.socket, flags: Mapping[str,
     )
     http = _HttpServer(config)
     grpc_server = health_servicer = None
+    grpc_port = settings.grpc_port  # -1: no gRPC server
     if settings.grpc_port >= 0:
         address = f"{settings.host}:{settings.grpc_port}"
         try:
@@ -100,7 +103,12 @@ async def serve(settings: Settings, listener: socket.socket, flags: Mapping[str,
         if health_servicer is not None:
             for name in (SERVICE_NAME, ""):
                 health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-        log.info("ready", extra={"http_port": http_port, "grpc_port": settings.grpc_port})
+        urls = page_urls(settings.host, http_port)
+        log.info(
+            f"ready: open {urls['home']} (editor {urls['editor']}, dashboard {urls['dashboard']}, "
+            f"API docs {urls['api_docs']})",
+            extra={"http_port": http_port, "grpc_port": grpc_port, "urls": urls},
+        )
 
     warm_task = asyncio.create_task(warm_up())
     stop_task = asyncio.create_task(stop.wait())

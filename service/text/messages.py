@@ -5,7 +5,9 @@
 why, the reason: the article before a vowel or a consonant sound, agreement with the subject (the nearest
 pronoun or noun before the verb, where one is found), a noun not used in the plural (a plural made singular with
 no singular determiner before it, as uncountable nouns are), a missing or unnecessary word by its kind.
-Categories the code does not know read as a plain suggestion.
+Categories the code does not know read as a plain suggestion. An edit that adds, removes or changes only
+whitespace says so in words, between the words around it ("Remove the space between 'every' and 'day'."), never
+as quotes around nothing.
 """
 
 from __future__ import annotations
@@ -79,10 +81,55 @@ def _plural(original: str, replacement: str) -> bool:
     return len(b) > len(a) and b.endswith(("s", "es", "ies", "en", "ren", "i", "a"))
 
 
+def _blanks(text: str, definite: bool = False) -> str:
+    """Whitespace as a writer reads it: "a space", "2 spaces", "a tab", "a line break" ("the space" when
+    ``definite``)."""
+    if "\n" in text or "\r" in text:
+        count, name = max(text.count("\n"), text.count("\r")), "line break"
+    elif set(text) == {"\t"}:
+        count, name = len(text), "tab"
+    else:
+        count, name = len(text), "space"
+    if count == 1:
+        return f"{'the' if definite else 'a'} {name}"
+    return f"{'the ' if definite else ''}{count} {name}s"
+
+
+def _place(before: str, after: str) -> str:
+    """Where an edit between ``before`` and ``after`` is, by the words on either side."""
+    previous, following = before.split()[-1:], after.split()[:1]
+    if previous and following:
+        return f"between {_q(previous[0])} and {_q(following[0])}"
+    if previous:
+        return f"after {_q(previous[0])}"
+    if following:
+        return f"before {_q(following[0])}"
+    return "here"
+
+
+def _spacing(original: str, replacement: str, before: str, after: str) -> str:
+    """The message of an edit whose two sides hold the same words, so that only whitespace changes."""
+    if original.strip() or replacement.strip():
+        words = _q(" ".join(original.split()))
+        if len(original) > len(replacement):
+            return f"Remove the extra space in {words}."
+        return f"Check the spacing around {words}."
+    place = _place(before, after)
+    if not original:
+        return f"Add {_blanks(replacement)} {place}."
+    if not replacement:
+        return f"Remove {_blanks(original, definite=True)} {place}."
+    return f"Use {_blanks(replacement)} instead of {_blanks(original)} {place}."
+
+
 def explain(code: str, original: str, replacement: str, before: str = "", after: str = "") -> str:
     """The message of an edit with ERRANT ``code`` (operation:category) replacing ``original`` by ``replacement``,
     between ``before`` and ``after`` in its sentence."""
-    operation, _, category = code.partition(":")
+    if original.split() == replacement.split():  # the same words: only whitespace changes, whatever the code
+        return _spacing(original, replacement, before, after)
+    category = code.partition(":")[2]
+    # the operation as the classifier reads it off the sides (categories.py), so a side is never quoted empty
+    operation = "M" if not original.strip() else "U" if not replacement.strip() else "R"
     kind = _KINDS.get(category.split(":")[0], "word")
     change = f"{_q(original)} → {_q(replacement)}"
     if operation == "M":
@@ -90,8 +137,12 @@ def explain(code: str, original: str, replacement: str, before: str = "", after:
             return f"Add the punctuation mark {_q(replacement)}."
         if category == "VERB:TENSE":
             return f"Add {_q(replacement)}: the verb's tense needs it."
+        if category == "VERB:FORM":  # most often infinitival 'to': "He wants go home."
+            following = _WORD.findall(after)[:1]
+            where = f" before {_q(following[0])}" if following else ""
+            return f"Add {_q(replacement)}{where}: this form of the verb needs it."
         article = _article(replacement, after) if category == "DET" else None
-        return article or f"A {kind} may be missing here: {_q(replacement)}."
+        return article or f"{'An' if kind[0] in 'aeiou' else 'A'} {kind} may be missing here: {_q(replacement)}."
     if operation == "U":
         if category == "PUNCT":
             return f"Remove the punctuation mark {_q(original)}."

@@ -26,7 +26,7 @@ LIMITED = {name: f"{name}-Lk3mN8qR5tW1" for name in ("dave", "erin", "frank")}  
 ORIGIN = "https://editor.example"
 TEXT = {"text": "i saw a apple yesterday."}
 OPEN = ["/healthz", "/readyz", "/metrics", "/docs", "/openapi.json", "/dashboard", "/static/dashboard.js"]
-OPEN += ["/editor", "/static/editor.js", "/static/gecserve.js"]
+OPEN += ["/", "/static/front.css", "/editor", "/static/editor.js", "/static/gecserve.js"]
 OPEN += ["/v2/languages", "/v2/info", "/v2/healthcheck", "/v2/maxtextlength", "/v2/configinfo?language=en"]
 # Seconds: tells an answer (one word: milliseconds, even on a loaded machine well under a second) from a request
 # held on a Redis that is down (its retries, or until the client gives up); a bound, not a speed limit.

@@ -121,6 +121,12 @@ def test_the_page_shows_what_the_json_says(ab_server, browser) -> None:
         assert page.evaluate(f"charts['chart-{chart}'].plot.data.map((series) => series.length)") == [len(buckets)] * (
             1 + len(data["arms"])
         )
+        # the time axis fits the data: its buckets, half a bucket beyond, at least a minute (one point drew two years)
+        low, high = page.evaluate(
+            f"[charts['chart-{chart}'].plot.scales.x.min, charts['chart-{chart}'].plot.scales.x.max]"
+        )
+        assert low <= min(buckets) and max(buckets) <= high
+        assert high - low == pytest.approx(max(60, max(buckets) - min(buckets) + data["timeline"]["bucket_s"]))
     page.close()
 
 

@@ -1,8 +1,12 @@
 """The editor page in a real browser (Debian's Chromium, driven by Playwright) against a real server: typing shows
-underlines, a click opens the card and Accept corrects the text (with feedback sent); ``window.gecserve.correct``
-answers with UTF-16 offsets that are right around emoji, CJK and combining marks; an answer to text that has since
-changed is discarded; bad input (empty, 20,000 characters and more, emoji only) leaves the page working; and a device
-engine that cannot load sends nothing (the device engine itself: ``test_device_engine.py``)."""
+underlines, a click opens the card, which names the category as a writer would, and Accept corrects the text (with
+feedback sent); the keyboard goes from suggestion to suggestion (Tab), accepts (Enter) and dismisses (Escape); "Accept
+all" corrects a paragraph; insertions and deletions are drawn to be seen and clicked; an edit's confidence shows
+where the answer has one; the text box keeps its width on narrow screens; ``window.gecserve.correct`` answers with
+UTF-16 offsets that are right around emoji, CJK and combining marks; an answer to text that has since changed is
+discarded; bad input (empty, 20,000 characters and more, emoji only) leaves the page working; and a device engine
+that cannot load sends nothing, and shows no setting it ignores (the device engine itself:
+``test_device_engine.py``)."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page
 
+from service.text.categories import CATEGORIES, OPERATIONS
 from tests.api.clients import post
 from tests.api.server import RunningServer
 from tests.conftest import NEEDS_CHROMIUM
@@ -23,6 +28,7 @@ pytestmark = [
 
 SENTENCE = "i saw a apple yesterday."
 CORRECTED = "I saw an apple yesterday."
+OTHER = "i saw a apple today."  # a second paragraph with edits of its own (their ids differ from SENTENCE's)
 # Every /v1/correct request the page makes is logged; the answers of those whose index is in __delays wait that
 # many milliseconds before the page sees them (a slow network, made to order).
 FETCH_LOG = """
@@ -72,7 +78,7 @@ def click_mark(page: Page, category: str) -> None:
     box = page.locator(f"#backdrop mark[data-category='{category}']").bounding_box()
     assert box is not None
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.wait_for_selector(f"#card:not([hidden]) >> text={category}")
+    page.wait_for_selector(f"#card:not([hidden])[data-code='{category}']")
 
 
 def value(page: Page) -> str:
@@ -106,6 +112,11 @@ def test_typing_underlines_and_accept_corrects_the_text(editor: Page) -> None:
     click_mark(editor, "R:DET")
     assert editor.inner_text("#card-replacement") == "an"
     assert "an apple" in editor.inner_text("#card-message")
+    # the card names the category as a writer would; the code is a tooltip only
+    assert editor.inner_text("#card-category") == "Article or determiner"
+    assert editor.get_attribute("#card-category", "title") == "ERRANT category R:DET"
+    assert "R:DET" not in editor.inner_text("#card") and "DET" not in editor.inner_text("#legend")
+    assert editor.is_hidden("#card-confidence")  # the answer gives none: nothing is shown
     editor.click("#accept")
     editor.wait_for_selector("#feedback-status[data-status='200']")
     assert "Accepted" in editor.inner_text("#feedback-status")
@@ -249,6 +260,7 @@ def test_a_device_engine_that_cannot_load_sends_nothing(browser, server: Running
     page.goto(f"{server.url}/editor?engine=device")
     page.wait_for_selector("body[data-loaded]")
     assert page.input_value("#engine") == "device"
+    assert page.is_hidden("#spelling-setting")  # the device engine has no spelling stage to turn off
     page.fill("#editor", SENTENCE)
     page.wait_for_selector("#engine-note:has-text('could not be loaded')")
     assert "your text is sent nowhere" in page.inner_text("#engine-note")
@@ -256,7 +268,142 @@ def test_a_device_engine_that_cannot_load_sends_nothing(browser, server: Running
     assert page.get_attribute("#paragraphs li", "data-status") == "error"  # with the reason
     page.select_option("#engine", "server")
     page.wait_for_selector("#backdrop mark[data-category='R:DET']")
-    assert page.is_hidden("#engine-note") and "engine=server" in page.url
+    assert page.is_hidden("#engine-note") and "engine=server" in page.url and page.is_visible("#spelling-setting")
     assert page.get_attribute("#paragraphs li", "data-engine") == "server"
     page.close()
     assert errors == [], errors
+
+
+def test_every_category_has_a_writers_name(editor: Page) -> None:
+    codes = [f"{operation}:{category}" for operation in OPERATIONS for category in CATEGORIES]
+    names = editor.evaluate("(codes) => codes.map((code) => categoryLabel(code))", codes)
+    for code, name in zip(codes, names, strict=True):
+        assert name and name != "Suggestion" and ":" not in name and name != name.upper(), (code, name)
+    assert names[codes.index("R:SPELL")] == "Spelling" and names[codes.index("R:VERB:FORM")] == "Verb form"
+    assert names[codes.index("M:DET")] == "Missing word" and names[codes.index("U:PREP")] == "Unneeded word"
+    assert editor.evaluate("categoryLabel('R:ORTH', 'whitespace')") == "Spacing"
+
+
+def test_the_keyboard_goes_through_the_suggestions(editor: Page) -> None:
+    editor.fill("#editor", SENTENCE + "\n" + OTHER)
+    editor.wait_for_selector("#backdrop mark[data-paragraph='1']")
+    idle(editor)
+    order = [(m["category"], m["start"]) for m in sorted(marks(editor), key=lambda m: m["start"])]
+    assert len(order) >= 3
+    editor.focus("#editor")
+    editor.evaluate("document.getElementById('editor').setSelectionRange(0, 0)")
+    shown = []
+    for _ in order:
+        editor.keyboard.press("Tab")
+        shown.append(editor.get_attribute("#card", "data-code"))
+    assert shown == [category for category, _ in order]  # Tab: the next suggestion, in the text's order
+    editor.keyboard.press("Shift+Tab")
+    assert editor.get_attribute("#card", "data-code") == order[-2][0]
+    editor.keyboard.press("Escape")  # dismisses the suggestion (and says so to the service)
+    editor.wait_for_selector("#feedback-status[data-status='200']")
+    assert "Dismissed" in editor.inner_text("#feedback-status") and editor.is_hidden("#card")
+    assert len(marks(editor)) == len(order) - 1
+    editor.evaluate("document.getElementById('editor').setSelectionRange(0, 0)")
+    editor.keyboard.press("Tab")
+    first = marks(editor)[0]
+    editor.keyboard.press("Enter")  # accepts it: the text changes, no line break is typed
+    editor.wait_for_function("document.getElementById('feedback-status').textContent.startsWith('Accepted')")
+    text = value(editor)
+    assert (
+        text.count("\n") == 1
+        and text[first["start"] : first["start"] + len(first["replacement"])] == first["replacement"]
+    )
+    while editor.is_visible("#card") or editor.evaluate("document.activeElement.id") == "editor":
+        editor.keyboard.press("Tab")  # past the last suggestion, Tab leaves the text as usual
+        if editor.evaluate("document.activeElement.id") != "editor":
+            break
+    assert editor.evaluate("document.activeElement.id") != "editor"
+
+
+def test_accept_all_corrects_one_paragraph(editor: Page, server: RunningServer) -> None:
+    editor.fill("#editor", SENTENCE + "\n" + OTHER)
+    editor.wait_for_selector("#backdrop mark[data-paragraph='1']")
+    idle(editor)
+    expected = post(server, "/v1/correct", {"text": SENTENCE})
+    count = len([m for m in marks(editor) if m["start"] < len(SENTENCE)])
+    editor.click("#paragraphs li[data-paragraph='0'] button.accept-all")
+    editor.wait_for_selector("#feedback-status[data-status='200']")
+    assert f"({count} counted)" in editor.inner_text("#feedback-status")
+    assert value(editor) == expected.json()["text"] + "\n" + OTHER  # the other paragraph as it was
+    idle(editor)
+    assert len(marks(editor)) == 2 and all(m["start"] > len(SENTENCE) for m in marks(editor))  # OTHER's, untouched
+
+
+def show_answer(page: Page, text: str, edits: list[dict]) -> None:
+    """The page's text and an answer for it as the service gives them (this test's own edits), drawn."""
+    page.evaluate(
+        """([text, edits]) => {
+          const area = document.getElementById("editor");
+          area.value = text;
+          remember(text, {status: "ok", engine: "server", answer: {text, edits}});
+          render();
+        }""",
+        [text, edits],
+    )
+
+
+def edit(offset: int, original: str, replacement: str, category: str, **more: object) -> dict:
+    return {
+        "id": f"e{offset}",
+        "offset": offset,
+        "length": len(original),
+        "original": original,
+        "replacement": replacement,
+        "category": category,
+        "message": "A message.",
+        **more,
+    }
+
+
+def test_insertions_and_deletions_are_seen_and_clicked(editor: Page) -> None:
+    text = "He wants go home, and I am agree."
+    show_answer(editor, text, [edit(9, "", "to ", "M:VERB:FORM"), edit(24, "am ", "", "U:VERB")])
+    insertion = editor.locator("#backdrop mark.insert")
+    caret = editor.evaluate(
+        """() => { const mark = document.querySelector("#backdrop mark.insert");
+                   const style = getComputedStyle(mark, "::after");
+                   return {width: parseFloat(style.width), height: parseFloat(style.height)}; }"""
+    )
+    assert caret["width"] >= 10 and caret["height"] >= 6  # a caret wedge, not a 2-pixel bracket
+    deleted = editor.eval_on_selector("#backdrop mark.delete", "(m) => getComputedStyle(m).textDecorationLine")
+    assert deleted == "line-through"
+    # a click on the character after the insertion point opens the insertion's card
+    box = insertion.bounding_box()
+    assert box is not None
+    editor.mouse.click(box["x"] + 6, box["y"] + box["height"] / 2)
+    editor.wait_for_selector("#card:not([hidden])[data-code='M:VERB:FORM']")
+    assert editor.inner_text("#card-category") == "Missing word" and editor.is_hidden("#card-original")
+    colours = editor.eval_on_selector_all(
+        "#backdrop mark", "(found) => found.map((m) => getComputedStyle(m).getPropertyValue('--c'))"
+    )
+    assert len(set(colours)) == 2  # a missing and an unneeded word, each its colour
+
+
+def test_confidence_shows_where_the_answer_has_it(editor: Page) -> None:
+    text = "i saw a apple."
+    show_answer(editor, text, [edit(6, "a", "an", "R:DET", confidence=0.93), edit(0, "i", "I", "R:ORTH")])
+    editor.evaluate("openCard(state.shown.find((s) => s.edit.id === 'e6'))")
+    assert editor.inner_text("#card-confidence") == "almost certain · 93%"
+    editor.evaluate("openCard(state.shown.find((s) => s.edit.id === 'e0'))")
+    assert editor.is_hidden("#card-confidence")
+
+
+@pytest.mark.parametrize("width", [420, 360])
+def test_narrow_screens_keep_a_wide_text_box(browser, server: RunningServer, width: int) -> None:
+    page = browser.new_page(viewport={"width": width, "height": 800})
+    page.goto(server.url + "/editor")
+    page.wait_for_selector("body[data-loaded]")
+    page.fill("#editor", SENTENCE)
+    page.wait_for_selector("#backdrop mark[data-category='R:DET']")
+    box = page.locator("#editor").bounding_box()
+    assert box is not None and box["width"] >= 300
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # nothing runs off the side
+    click_mark(page, "R:DET")
+    card = page.locator("#card").bounding_box()
+    assert card is not None and card["x"] >= 0 and card["x"] + card["width"] <= width
+    page.close()

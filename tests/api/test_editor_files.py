@@ -14,7 +14,7 @@ pytestmark = pytest.mark.server
 def test_the_editor_page_and_its_files_are_served(server: RunningServer) -> None:
     page = httpx.get(server.url + "/editor", timeout=30)
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-    for path in ("/static/gecserve.js", "/static/editor.js", "/static/editor.css"):
+    for path in ("/static/gecserve.js", "/static/labels.js", "/static/editor.js", "/static/editor.css"):
         assert f'"{path}"' in page.text
         served = httpx.get(server.url + path, timeout=30)
         assert served.status_code == 200, path

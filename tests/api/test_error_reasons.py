@@ -1,5 +1,6 @@
-"""Every reason an error body (or LanguageTool's refusal, in the metrics) can carry is documented in the README
-with its status, and a body the framework cannot read is answered as invalid JSON is: 422 ``invalid``."""
+"""Every reason an error body (or LanguageTool's refusal, in the metrics) can carry is documented in the docs'
+error table (``docs/errors.md``) with its status, and a body the framework cannot read is answered as invalid JSON
+is: 422 ``invalid``."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from service.api.http import create_app  # the app: every module defining an err
 from service.pipeline.errors import RequestError
 from tests.api.server import RunningServer
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+ERRORS_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "errors.md").read_text(encoding="utf-8")
 JSON = {"content-type": "application/json"}
 
 
@@ -32,12 +33,12 @@ def answered_reasons() -> dict[str, int]:
     return reasons
 
 
-def test_the_readme_lists_every_reason_with_its_status() -> None:
+def test_the_error_page_lists_every_reason_with_its_status() -> None:
     reasons = answered_reasons()
     assert {"invalid", "unauthorized", "not_ready", "store_unavailable", "method_not_allowed"} <= reasons.keys()
     rows = [f"| {status} | `{reason}` |" for reason, status in sorted(reasons.items(), key=lambda item: item[1])]
-    missing = [row for row in rows if row not in README]
-    assert not missing, f"the README's error table lacks: {missing}"
+    missing = [row for row in rows if row not in ERRORS_PAGE]
+    assert not missing, f"docs/errors.md's table lacks: {missing}"
 
 
 @pytest.mark.parametrize("body", ["[" * 100_000, '{"text": ' + "[" * 5_000 + "]" * 5_000 + "}"])

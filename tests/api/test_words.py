@@ -45,7 +45,7 @@ from tests.conftest import REDIS_URL
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+ERRORS_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "errors.md").read_text(encoding="utf-8")
 BOUND = 4
 KEY, SLOW_KEY = "editor-key-1", "slow-key-2"
 KEYS = f"editor:{hash_key(KEY)},slow:{hash_key(SLOW_KEY)}:0.001:1"  # slow: one request, then 429 for ~1000 s
@@ -308,4 +308,4 @@ def test_the_schema_and_the_access_rules_name_the_routes(served: Served) -> None
     assert LT_PATHS <= SELF_CHECKED  # admitted by the routes, from apiKey too
     assert guarded("/v1/words") and guarded("/v1/words/{word}")  # by the middleware
     for reason, status in (("bad_word", 400), ("dictionary_full", 409)):  # test_error_reasons sees them once wired
-        assert f"| {status} | `{reason}` |" in README
+        assert f"| {status} | `{reason}` |" in ERRORS_PAGE

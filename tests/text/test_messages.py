@@ -1,6 +1,10 @@
-"""What an edit tells the writer, by category: the words changed and, where the category says why, the reason."""
+"""What an edit tells the writer, by category: the words changed and, where the category says why, the reason; and
+every message a writer can be shown names real text, whitespace in words."""
 
 from __future__ import annotations
+
+import itertools
+import re
 
 import pytest
 
@@ -16,6 +20,8 @@ from service.text.messages import explain
         ("M:DET", "", "an", "I saw ", " hour ago.", "Use 'an' before a vowel sound, as in 'an hour'."),
         ("M:DET", "", "the", "I went to ", " park.", "A determiner may be missing here: 'the'."),
         ("U:DET", "the", "", "I like ", " music.", "The determiner 'the' is not needed here."),
+        ("M:ADJ", "", "big", "a ", " house", "An adjective may be missing here: 'big'."),
+        ("M:VERB:FORM", "", "to ", "He wants ", "go home.", "Add 'to' before 'go': this form of the verb needs it."),
         (
             "R:VERB:SVA",
             "go",
@@ -44,6 +50,12 @@ from service.text.messages import explain
         ("R:ORTH", "every day", "everyday", "an ", " thing", "Check the spacing: 'every day' → 'everyday'."),
         ("R:WO", "always I", "I always", "", " go", "The words may be in the wrong order: 'always I' → 'I always'."),
         ("R:VERB:INFL", "getted", "got", "I ", " it", "'getted' is not a form of the verb: use 'got'."),
+        ("R:ORTH", " ", "", "every", "day", "Remove the space between 'every' and 'day'."),
+        ("R:ORTH", "", " ", "at home.", "So I", "Add a space between 'home.' and 'So'."),
+        ("R:ORTH", "  ", " ", "a", "b.", "Use a space instead of 2 spaces between 'a' and 'b.'."),
+        ("R:ORTH", "\n", " ", "one", "line", "Use a space instead of a line break between 'one' and 'line'."),
+        ("R:ORTH", "\t", "", "", " Hello", "Remove the tab before 'Hello'."),
+        ("R:ORTH", "a  b", "a b", "", "", "Remove the extra space in 'a b'."),
     ],
 )
 def test_each_category_says_what_and_why(
@@ -60,3 +72,27 @@ def test_every_code_has_a_message_naming_the_words(operation: str, category: str
     message = explain(f"{operation}:{category}", original, replacement, "Some text ", " more text.")
     assert message.endswith(".") and (message[0].isupper() or message.startswith("'"))
     assert all(f"'{word}'" in message for word in (original, replacement) if word)
+
+
+# Each side an edit can have: nothing, words, whitespace of each kind, and words with whitespace around or inside.
+SIDES = ["", "word", "two words", " ", "  ", "\t", "\n", "\r\n", "\u00a0", "word ", " word", "two  words", "Word"]
+CONTEXTS = [("", ""), ("Some text ", " more text."), ("Some text", "more text.")]
+WHITESPACE_WORDS = re.compile(r"\b(?:space|spaces|tab|tabs|line break|line breaks|spacing)\b")
+
+
+@pytest.mark.parametrize("code", [f"{o}:{c}" for o in OPERATIONS for c in CATEGORIES])
+def test_every_message_names_real_text(code: str) -> None:
+    """Over every code the classifier can emit and every shape of edit (whatever the code), the message quotes no
+    empty or blank text, quotes each side's words, and names whitespace it adds or removes in words."""
+    for original, replacement in itertools.permutations(SIDES, 2):
+        for before, after in CONTEXTS:
+            message = explain(code, original, replacement, before, after)
+            shown = (code, original, replacement, before, after, message)
+            quoted = re.findall(r"'([^']*)'", message.replace("n't", "nt"))
+            assert all(q.strip() for q in quoted), shown  # never '' nor ' '
+            assert message.endswith(".") and (message[0].isupper() or message.startswith("'")), shown
+            for side in (original, replacement):
+                if side.strip() and original.split() != replacement.split():
+                    assert f"'{side.strip()}'" in message, shown
+            if original.split() == replacement.split():  # only whitespace differs: said in words
+                assert WHITESPACE_WORDS.search(message), shown

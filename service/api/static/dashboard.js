@@ -283,6 +283,21 @@ function aligned(report, field) {
   return [times, ...series];
 }
 
+// The least span of the time axis, in seconds: with one bucket of data uPlot's own range drew two years of axis.
+const MIN_TIME_SPAN_S = 60;
+
+/** The time axis for data from `min` to `max` (bucket starts, seconds): half a bucket beyond each end, and at least
+ * MIN_TIME_SPAN_S wide, centred on the data, where the data spans less. */
+function fitTime(min, max, bucket) {
+  if (min == null || max == null) {
+    const now = Date.now() / 1000;
+    return [now - MIN_TIME_SPAN_S, now];
+  }
+  const middle = (min + max) / 2;
+  const half = Math.max(max - min + bucket, MIN_TIME_SPAN_S) / 2;
+  return [middle - half, middle + half];
+}
+
 function renderChart(id, report, field, label) {
   const data = aligned(report, field);
   const key = `${report.name}:${report.arms.map((a) => a.name).join(",")}`;
@@ -300,6 +315,8 @@ function renderChart(id, report, field, label) {
       {},
       ...report.arms.map((arm) => ({ label: arm.name, stroke: colourOf(report, arm.name), width: 2, spanGaps: true })),
     ],
+    // from the data itself: with one point uPlot hands the range a max a thousand days past the min
+    scales: { x: { time: true, range: (u) => fitTime(u.data[0][0], u.data[0].at(-1), report.timeline.bucket_s || 5) } },
     axes: [{}, { label, size: 60 }],
   };
   charts[id] = { key, plot: new uPlot(options, data, container) };

@@ -2,8 +2,10 @@
 // Paragraphs (lines) are checked through window.gecserve (gecserve.js) 300 ms after the last keystroke; only
 // paragraphs whose text has no answer yet are sent (answers are cached by paragraph text), and an answer that
 // comes back for a paragraph text no longer in the editor is discarded. Offsets are UTF-16 code units, so they
-// index the textarea's value directly. A click on an underline opens its card: Accept applies the replacement,
-// Dismiss hides it; both are sent to POST /v1/feedback with the edit's id.
+// index the textarea's value directly. A click on an underline (or Tab, to the next one) opens its card, which names
+// the category as a writer would (labels.js) and, where the answer has it, how sure the model is: Accept (Enter)
+// applies the replacement, Dismiss (Escape) hides it, "Accept all" applies a paragraph's suggestions at once; each is
+// sent to POST /v1/feedback with the edits' ids.
 "use strict";
 
 const DEBOUNCE_MS = 300;
@@ -55,9 +57,14 @@ function remember(text, entry) {
   while (state.cache.size > CACHE_LIMIT) state.cache.delete(state.cache.keys().next().value);
 }
 
+/** The colour group of an edit's category: a missing or an unneeded word (punctuation aside) has one of its own,
+ * as its card's name says; otherwise the part after the operation (R:VERB:SVA is VERB). */
 function group(category) {
   const parts = String(category || "OTHER").split(":");
-  return parts.length > 1 ? parts[1] : parts[0];
+  if (parts.length < 2) return parts[0];
+  if (parts[1] !== "PUNCT" && parts[0] === "M") return "MISSING";
+  if (parts[1] !== "PUNCT" && parts[0] === "U") return "UNNEEDED";
+  return parts[1];
 }
 
 function engineAvailable() {
@@ -170,10 +177,11 @@ function render() {
     for (const edit of editsOf(text, entry)) {
       fragment.append(text.slice(at, edit.offset));
       const name = group(edit.category);
+      const label = categoryLabel(edit.category, edit.type);
       const mark = el(
         "mark",
         {
-          class: edit.length === 0 ? "insert" : "",
+          class: edit.length === 0 ? "insert" : edit.replacement === "" ? "delete" : "",
           "data-edit-id": edit.id,
           "data-category": edit.category || "",
           "data-group": name,
@@ -181,13 +189,14 @@ function render() {
           "data-paragraph": index,
           "data-start": start + edit.offset,
           "data-end": start + edit.offset + edit.length,
-          title: edit.message || "",
+          "data-label": label,
         },
         text.slice(edit.offset, edit.offset + edit.length),
       );
       fragment.append(mark);
       state.shown.push({ start: start + edit.offset, end: start + edit.offset + edit.length, edit, paragraph: index });
-      groups.set(name, (groups.get(name) || 0) + 1);
+      const counted = groups.get(label) || { name, count: 0 };
+      groups.set(label, { name, count: counted.count + 1 });
       at = edit.offset + edit.length;
     }
     fragment.append(text.slice(at));
@@ -200,7 +209,9 @@ function render() {
   $("legend").replaceChildren(
     ...[...groups.entries()]
       .sort()
-      .map(([name, count]) => el("li", { "data-group": name }, el("span", { class: "swatch" }), `${name}: ${count}`)),
+      .map(([label, { name, count }]) =>
+        el("li", { "data-group": name, "data-label": label }, el("span", { class: "swatch" }), `${label}: ${count}`),
+      ),
   );
   if (state.open && !state.shown.some((s) => s.edit.id === state.open.edit.id)) closeCard();
   else if (state.open) highlight(state.open.edit.id);
@@ -221,12 +232,16 @@ function paragraphRow(index, text, entry) {
     const leftNote = left.length
       ? ` · ${left.length} sentence${left.length === 1 ? "" : "s"} left as written (${[...new Set(left)].join(", ")})`
       : "";
-    return el(
+    const row = el(
       "li",
       { "data-paragraph": index, "data-status": "ok", "data-engine": entry.engine, "data-edits": count, "data-left": left.length },
       el("span", { class: "engine" }, entry.engine),
       ` · ${count} suggestion${count === 1 ? "" : "s"}${leftNote} · ${chars}`,
     );
+    if (count > 0) {
+      row.append(" ", el("button", { type: "button", class: "accept-all", onclick: () => acceptAll(index) }, "Accept all"));
+    }
+    return row;
   }
   if (entry && entry.status === "error") {
     const { status, message } = entry.error;
@@ -258,10 +273,13 @@ function highlight(id) {
   return mark;
 }
 
+/** The underline at the caret: one it is inside, else one it touches, else an insertion a character away (an
+ * insertion has no width of its own to click on). */
 function underlineAt(caret) {
   return (
     state.shown.find((s) => s.start < caret && caret < s.end) ||
     state.shown.find((s) => s.start <= caret && caret <= s.end) ||
+    state.shown.find((s) => s.start === s.end && Math.abs(s.start - caret) <= 1) ||
     null
   );
 }
@@ -270,11 +288,21 @@ function openCard(shown) {
   state.open = shown;
   const { edit } = shown;
   $("card-original").textContent = edit.original || "";
+  $("card-original").hidden = !edit.original;
   $("card-replacement").textContent = edit.replacement === "" ? "(remove)" : edit.replacement;
-  $("card-category").textContent = edit.category || "";
-  $("card-category").dataset.group = group(edit.category);
+  const category = $("card-category");
+  category.textContent = categoryLabel(edit.category, edit.type);
+  category.title = edit.category ? `ERRANT category ${edit.category}` : "";
+  category.dataset.group = group(edit.category);
+  const confidence = confidenceLabel(edit.confidence);
+  $("card-confidence").hidden = confidence === null;
+  $("card-confidence").textContent = confidence || "";
   $("card-message").textContent = edit.message || "";
+  const others = paragraphEdits(shown.paragraph).length;
+  $("accept-all").hidden = others < 2;
+  $("accept-all").textContent = `Accept all ${others} in this paragraph`;
   card.dataset.editId = edit.id;
+  card.dataset.code = edit.category || "";
   card.hidden = false;
   const mark = highlight(edit.id);
   const box = card.parentElement.getBoundingClientRect();
@@ -288,6 +316,7 @@ function closeCard() {
   state.open = null;
   card.hidden = true;
   delete card.dataset.editId;
+  delete card.dataset.code;
   for (const mark of backdrop.querySelectorAll("mark.active")) mark.classList.remove("active");
 }
 
@@ -298,10 +327,10 @@ function onCaret() {
   else closeCard();
 }
 
-async function sendFeedback(id, action) {
+async function sendFeedback(ids, action) {
   const line = $("feedback-status");
   try {
-    const report = await window.gecserve.feedback([id], action);
+    const report = await window.gecserve.feedback(ids, action);
     line.dataset.status = "200";
     const done = action === "accepted" ? "Accepted" : "Dismissed";
     line.textContent = report.on_device
@@ -338,7 +367,7 @@ function accept() {
     remember(newText, { ...entry, answer: { ...entry.answer, edits } });
   }
   closeCard();
-  sendFeedback(edit.id, "accepted");
+  sendFeedback([edit.id], "accepted");
   render();
   schedule();
   editor.focus();
@@ -349,9 +378,65 @@ function dismiss() {
   const { id } = state.open.edit;
   state.dismissed.add(id);
   closeCard();
-  sendFeedback(id, "dismissed");
+  sendFeedback([id], "dismissed");
   render();
   editor.focus();
+}
+
+/** The suggestions shown in paragraph `index`, in order. */
+function paragraphEdits(index) {
+  const para = paragraphs()[index];
+  return para ? editsOf(para.text, state.cache.get(para.text)) : [];
+}
+
+/** Every suggestion shown in paragraph `index` applied at once (the last first, so offsets hold), and accepted. */
+function acceptAll(index) {
+  const para = paragraphs()[index];
+  const edits = paragraphEdits(index);
+  if (!para || !edits.length) return;
+  const entry = state.cache.get(para.text);
+  let text = para.text;
+  for (const edit of [...edits].reverse()) {
+    text = text.slice(0, edit.offset) + edit.replacement + text.slice(edit.offset + edit.length);
+  }
+  editor.setRangeText(text, para.start, para.start + para.text.length, "end");
+  remember(text, { ...entry, answer: { ...entry.answer, edits: [] } });
+  closeCard();
+  sendFeedback(edits.map((edit) => edit.id), "accepted");
+  render();
+  schedule();
+  editor.focus();
+}
+
+/** The card of the next suggestion after the open one (or the caret), or the previous one; false where none is.
+ * `state.shown` is in the text's order. */
+function step(backwards) {
+  const shown = state.shown;
+  const open = state.open ? shown.findIndex((s) => s.edit.id === state.open.edit.id) : -1;
+  const caret = editor.selectionStart;
+  let next;
+  if (open >= 0) next = shown[open + (backwards ? -1 : 1)];
+  else if (backwards) next = shown.findLast((s) => s.start < caret);
+  else next = shown.find((s) => s.start >= caret);
+  if (!next) return false;
+  editor.setSelectionRange(next.start, next.start);
+  openCard(next);
+  return true;
+}
+
+/** Tab and Shift+Tab go from suggestion to suggestion (past the last, Tab leaves the text as usual); with a card
+ * open, Enter accepts its suggestion and Escape dismisses it. */
+function onKey(event) {
+  if (event.key === "Tab" && !event.altKey && !event.ctrlKey && !event.metaKey) {
+    if (step(event.shiftKey)) event.preventDefault();
+    else closeCard();
+  } else if (event.key === "Enter" && state.open && !event.shiftKey) {
+    event.preventDefault();
+    accept();
+  } else if (event.key === "Escape" && state.open) {
+    event.preventDefault();
+    dismiss();
+  }
 }
 
 // ---- settings ----
@@ -364,6 +449,7 @@ function chooseEngine(name) {
   const select = $("engine");
   if (![...select.options].some((o) => o.value === name)) select.append(el("option", { value: name }, name));
   select.value = name;
+  $("spelling-setting").hidden = name === "device"; // the device engine has no spelling stage: nothing to turn off
   describeEngine();
   const url = new URL(location.href);
   url.searchParams.set("engine", name);
@@ -423,10 +509,11 @@ async function start() {
   editor.addEventListener("click", onCaret);
   editor.addEventListener("keyup", (event) => {
     if (event.key.startsWith("Arrow") || event.key === "Home" || event.key === "End") onCaret();
-    if (event.key === "Escape") closeCard();
   });
+  editor.addEventListener("keydown", onKey);
   $("accept").addEventListener("click", accept);
   $("dismiss").addEventListener("click", dismiss);
+  $("accept-all").addEventListener("click", () => state.open && acceptAll(state.open.paragraph));
   $("engine").addEventListener("change", (event) => chooseEngine(event.target.value));
   $("spelling").addEventListener("change", (event) => {
     state.spelling = event.target.checked;

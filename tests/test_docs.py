@@ -1,0 +1,30 @@
+"""The docs' tables stay the code's: the configuration page lists every setting with its default, and the
+LanguageTool page's rule table is ``service.text.rules.RULES``. (The error table: ``tests/api/test_error_reasons.py``;
+the site's links and pages: ``make docs``, which builds it with ``--strict``.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from service.config import Settings
+from service.text.rules import RULES
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+CONFIGURATION = (DOCS / "configuration.md").read_text(encoding="utf-8")
+LANGUAGETOOL = (DOCS / "languagetool.md").read_text(encoding="utf-8")
+
+
+def test_every_setting_is_in_the_configuration_table() -> None:
+    for name, field in Settings.model_fields.items():
+        default = "models/gec-default" if name == "model_path" else field.default
+        row = f"| `GECSERVE_{name.upper()}` | `{default}` |"
+        assert row in CONFIGURATION, f"docs/configuration.md's table lacks or misstates: {row}"
+
+
+def test_the_rule_table_is_the_code_table() -> None:
+    for category, rule in RULES.items():
+        row = (
+            f"| `{category}` | `{rule.id}` | {rule.description} | `{rule.issue_type}` | `{rule.category_id}` |"
+            f" {rule.category_name} | `{rule.type_name}` | {rule.context_for_sure_match} |"
+        )
+        assert row in LANGUAGETOOL, f"docs/languagetool.md's rule table lacks or misstates: {row}"
