@@ -28,15 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from models.gec.metrics import change_stats, corpus_gleu, detokenize, tokenize
+from service.commands.confidence_options import add_confidence_options, confidence_of
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
-from service.engine.offline import correct_texts, model_confidence, model_review, model_speller
+from service.engine.offline import correct_texts, model_review, model_speller
 from service.engine.report import table
 from service.engine.runtime import RuntimeOptions
 from service.text.confidence import ConfidenceModel
 from service.text.guard import REASONS
 from service.text.lm_review import LanguageModelReview
-from service.text.policy import LEVELS
 from service.text.spelling import Speller
 
 
@@ -129,11 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the keep bias (default: the model's, as served; greedy, aggressive)",
     )
-    parser.add_argument("--level", default="default", choices=sorted(LEVELS), help="the confidence level (as served)")
-    parser.add_argument("--min-confidence", type=float, default=None, help="a threshold instead of the level's")
-    parser.add_argument(
-        "--no-confidence", action="store_true", help="every edit the model makes, none held back for its confidence"
-    )
+    add_confidence_options(parser)
     parser.add_argument("--out", type=Path, default=None, help="write the corrected sentences here")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args(argv)
@@ -144,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("every reference file must have as many lines as the source")
     speller = None if args.no_spelling else model_speller(args.model)
     review = None if args.no_lm_review else model_review(args.model)
-    confidence = None if args.no_confidence else model_confidence(args.model)
+    confidence = confidence_of(args, args.model)
     result = evaluate(
         engine,
         sources,

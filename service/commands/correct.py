@@ -1,10 +1,11 @@
 """``gecserve correct``: natural text in on stdin, corrected text out, one paragraph per line.
 
     gecserve correct --model models/gec-default [--decoding aggressive|greedy|beam] [--batch-size N]
-                     [--no-spelling] < in > out
+                     [--no-spelling] [--level safe|default|picky] [--min-confidence C] < in > out
 
 Paragraphs are read exactly as the service reads them (protected spans, sentences, languages, the
-spelling stage where the model ships a vocabulary, the guard); lines keep their order. The correction itself is
+spelling stage where the model ships a vocabulary, the guard, the edits held back for their confidence at the
+level); lines keep their order. The correction itself is
 ``service.engine.offline.correct_texts``; this module is its command line.
 """
 
@@ -14,6 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from service.commands.confidence_options import add_confidence_options, confidence_of
 from service.config import DEFAULT_MODEL
 from service.engine.engine import Engine
 from service.engine.offline import correct_texts, model_review, model_speller
@@ -37,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the keep bias (default: the model's, as served; greedy, aggressive)",
     )
+    add_confidence_options(parser)
     args = parser.parse_args(argv)
     speller = None if args.no_spelling else model_speller(args.model)
     review = None if args.no_lm_review else model_review(args.model)
@@ -54,6 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         speller=speller,
         keep_bias=args.keep_bias,
         review=review,
+        confidence=confidence_of(args, args.model),
+        level=args.level,
+        min_confidence=args.min_confidence,
     )
     sys.stdout.write("\n".join(c.text for c in corrected) + ("\n" if trailing else ""))
     return 0

@@ -141,6 +141,7 @@ class EditEvidence:
     lexical: str  # ``policy.lexical_class``
     sentence: SentenceEvidence  # of the sentence the edit is in
     channel: float  # the spelling stage's edits: log P(typed | meant) (0 otherwise, or without a channel)
+    half_move: bool = False  # it deletes words the model moved elsewhere, where the review took the move back
 
 
 def unit_evidence(
@@ -158,6 +159,7 @@ def unit_evidence(
     language model that scores the sentence with and without each edit, ``channel`` how likely learners make each
     misspelling."""
     model_positions = _model_positions(source, scores)
+    moved = _moved_words(source, edits, scores)
     deltas = _lm_deltas(source, final, edits, lm)
     sentence = SentenceEvidence.of(source, len(edits))
     found = []
@@ -170,8 +172,23 @@ def unit_evidence(
         typed = 0.0
         if spell and channel is not None:
             typed = max(CHANNEL_FLOOR, channel(edit.original.lower(), edit.replacement.lower().replace(" ", "")))
-        found.append(EditEvidence(logprob, delta, spell, lexical, sentence, typed))
+        half_move = bool(moved.intersection(edit.original.lower().split())) and not edit.replacement.strip()
+        found.append(EditEvidence(logprob, delta, spell, lexical, sentence, typed, half_move))
     return found
+
+
+def _moved_words(source: str, edits: Sequence[Edit], scores: TokenScores | None) -> set[str]:
+    """The words the model inserted in ``source`` that the final ``edits`` do not insert: where the model moved a
+    word ("I like very much football." -> "I like football very much.") and the review kept only its deletion."""
+    if scores is None:
+        return set()
+    final = {(e.start, e.end, e.replacement) for e in edits}
+    return {
+        word
+        for edit in extract_edits(source, scores.text)
+        if (edit.start, edit.end, edit.replacement) not in final
+        for word in edit.replacement.lower().split()
+    }
 
 
 def _model_positions(source: str, scores: TokenScores | None) -> dict[tuple[int, int, str], int]:
@@ -241,7 +258,9 @@ class ConfidenceModel:
         return cls(tuple(float(w) for w in data["weights"]))
 
     def confidence(self, edit: Edit, evidence: EditEvidence) -> float:
-        """The probability that ``edit`` is right, 0..1 (rounded to 3 places)."""
+        """The probability that ``edit`` is right, 0..1 (rounded to 3 places); 0 for half a move."""
+        if evidence.half_move:
+            return 0.0
         if not self.weights:
             logprob = evidence.model_logprob
             return round(math.exp(logprob) if logprob is not None else 1.0, 3)

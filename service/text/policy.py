@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 from service.text.classify import osa_distance, plausible_distance
 
-LEVELS = {"safe": 0.75, "default": 0.5, "picky": 0.25}
+LEVELS = {"safe": 0.5, "default": 0.22, "picky": 0.15}
 """The confidence threshold of each level: ``safe`` keeps only edits a careful writer would accept blindly."""
 
 MULTIPLIERS = {
@@ -41,11 +41,11 @@ MULTIPLIERS = {
 LEXICAL_CLASSES = tuple(MULTIPLIERS)
 
 _MORPHOLOGY = frozenset(
-    ("NOUN:NUM", "NOUN:INFL", "NOUN:POSS", "VERB:FORM", "VERB:SVA", "VERB:INFL", "VERB:TENSE", "ADJ:FORM", "MORPH")
+    ("NOUN:NUM", "NOUN:INFL", "NOUN:POSS", "VERB:FORM", "VERB:SVA", "VERB:INFL", "VERB:TENSE", "ADJ:FORM")
 )
 _CLOSED = frozenset(("DET", "PREP", "PRON", "CONJ", "PART"))
 _PUNCTUATION = frozenset(("PUNCT", "ORTH", "CONTR"))
-_OPEN = frozenset(("NOUN", "VERB", "ADJ", "ADV", "OTHER"))
+_OPEN = frozenset(("NOUN", "VERB", "ADJ", "ADV", "OTHER", "MORPH"))  # MORPH: another lemma of the same stem
 
 CONFUSION_SETS = (
     ("affect", "effect"), ("accept", "except"), ("advice", "advise"), ("borrow", "lend"), ("bring", "take"),

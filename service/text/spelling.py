@@ -54,6 +54,9 @@ MIN_LENGTH = 3  # "ok", "u", "ur": shorter words are never changed
 MAX_LENGTH = 40  # longer runs of letters are no misspelt words (and would cost a lookup quadratic in their length)
 INITIAL_MIN_WORDS = 4  # a capitalised first word is corrected in sentences of at least this many words
 SPLIT_MIN_COUNT = 1000  # the words of a split are each seen at least this often (and together: in the pair counts)
+# A listed word is two words run together ("aswell") when they are seen together this often: 133 and more for the
+# learners' "thirdworld", "hardwork", "allday"; "back off" 10, "key points" 26 and "red is" 17 times.
+RUN_TOGETHER_MIN_PAIRS = 100
 # Where a word has no candidate within 2 edits: split with its second part corrected from this many letters, and
 # looked up 3 edits away beyond as many letters as ``classify.plausible_distance`` allows 2 edits for.
 SPLIT_CORRECTED_MIN_LENGTH = 8
@@ -208,8 +211,12 @@ class Speller:
         return self.known(word) and self.ranker.pairs.count(word) >= SPLIT_MIN_COUNT
 
     def splits(self, word: str) -> bool:
-        """Whether ``word`` is two frequent words seen together, written as one ("aswell"; needs the ranking)."""
-        return self.ranker is not None and bool(self._splits(word))
+        """Whether ``word`` is two frequent words often seen together (``RUN_TOGETHER_MIN_PAIRS`` times), written as
+        one ("aswell", "alot"; not "backoff" nor "keypoints", terms); needs the ranking."""
+        if self.ranker is None:
+            return False
+        pairs = self.ranker.pairs
+        return any(pairs.count(*meant) >= RUN_TOGETHER_MIN_PAIRS for _, meant in self._splits(word))
 
     def _splits(self, word: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
         """``word`` as two frequent words seen together."""

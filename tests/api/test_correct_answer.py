@@ -11,7 +11,7 @@ from service.api.correction import correct_answer
 from service.api.schemas import CorrectResponse
 from service.pipeline.types import Correction, CorrectResult, EditOut, Timings
 
-EDIT = EditOut("7335fb104802", 4, 2, "go", "went", ["goes"], 0, "grammar", "R:VERB:TENSE", "'go' → 'went'.")
+EDIT = EditOut("7335fb104802", 4, 2, "go", "went", ["goes"], 0, "grammar", "R:VERB:TENSE", "'go' → 'went'.", 0.87)
 CORRECTIONS = [Correction("She went home.", [EDIT]), Correction("\ud800 Fine.", [])]  # a lone surrogate too
 
 

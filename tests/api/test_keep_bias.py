@@ -10,6 +10,7 @@ import pytest
 
 from service.api.proto import gecserve_pb2 as pb
 from service.engine.manifest import ModelManifest
+from service.text.policy import LEVELS
 from tests.api.clients import grpc_call, grpc_error, post
 from tests.api.server import RunningServer
 from tests.conftest import DEFAULT_MODEL
@@ -35,7 +36,8 @@ def test_picky_edits_more_and_a_high_keep_bias_less(bundled: RunningServer) -> N
     cautious = corrected(bundled, keep_bias=5.0, spelling=False)
     assert len(cautious["edits"]) < len(default["edits"]) < len(picky["edits"])
     levels = ModelManifest.load(DEFAULT_MODEL).keep_bias
-    assert corrected(bundled, keep_bias=levels["picky"]) == picky  # picky is the model's measured recall end
+    # picky is the model's measured recall end and its own confidence threshold
+    assert corrected(bundled, keep_bias=levels["picky"], min_confidence=LEVELS["picky"]) == picky
     assert corrected(bundled, keep_bias=levels["default"]) == default
     assert corrected(bundled, level="default") == default
 
@@ -45,7 +47,7 @@ def test_grpc_and_languagetool_take_the_same_knob(bundled: RunningServer) -> Non
     reply, _ = grpc_call(bundled, "Correct", pb.CorrectRequest(text=TEXT, options=pb.CorrectOptions(level="picky")))
     assert reply.text == picky["text"]
     levels = ModelManifest.load(DEFAULT_MODEL).keep_bias
-    biased = pb.CorrectOptions(keep_bias=levels["picky"])
+    biased = pb.CorrectOptions(keep_bias=levels["picky"], min_confidence=LEVELS["picky"])
     assert grpc_call(bundled, "Correct", pb.CorrectRequest(text=TEXT, options=biased))[0].text == picky["text"]
     check = httpx.post(bundled.url + "/v2/check", data={"text": TEXT, "language": "en-US", "level": "picky"})
     assert check.status_code == 200, check.text

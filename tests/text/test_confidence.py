@@ -119,3 +119,16 @@ def test_a_word_moved_is_kept_or_held_back_whole() -> None:
     held = assemble(paragraph, [unit], [output], None, [scores], Scoring(threshold=0.5))
     assert held.text == paragraph  # never "I like very much."
     assert len({e.confidence for e in held.held}) == 1
+
+
+def test_half_a_move_is_held_back_whatever_its_evidence() -> None:
+    source = "I like very much football."
+    model_output = "I like football very much."
+    final = "I like very much."  # the review took the insertion back
+    edits = extract_edits(source, final)
+    scores = _scores(model_output, [-0.01] * 5)
+    (evidence,) = unit_evidence(source, final, edits, ["U:NOUN"], [False], scores, None)
+    assert evidence.half_move
+    assert ConfidenceModel((5.0,) + (0.0,) * (len(FEATURES) - 1)).confidence(edits[0], evidence) == 0.0
+    (whole,) = unit_evidence(source, final, edits, ["U:NOUN"], [False], _scores(final, [-0.01] * 4), None)
+    assert not whole.half_move  # a deletion the model made as such

@@ -31,6 +31,8 @@ from service.text.policy import (
         ("U:NOUN", "football ", "", "deleted"),
         ("M:VERB", "", "is ", "inserted"),
         ("R:NOUN:NUM", "days", "day", "morphology"),
+        ("R:MORPH", "licensee", "license", "related"),  # another lemma of the stem: not the same word
+        ("R:MORPH", "quick", "quickness", "replaced"),
         ("R:VERB:SVA", "go", "goes", "morphology"),
         ("M:DET", "", "the ", "closed"),
         ("R:PREP", "in", "on", "closed"),
