@@ -1,12 +1,15 @@
-"""The docs' tables stay the code's: the configuration page lists every setting with its default, and the
-LanguageTool page's rule table is ``service.text.rules.RULES``. (The error table: ``tests/api/test_error_reasons.py``;
+"""The docs' tables stay the code's: the configuration page lists every setting with its default, the
+LanguageTool page's rule table is ``service.text.rules.RULES``, and the quality page's levels and lexical classes are
+``service.text.policy``'s. (The error table: ``tests/api/test_error_reasons.py``;
 the site's links and pages: ``make docs``, which builds it with ``--strict``.)"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from service.config import Settings
+from service.config import DEFAULT_MODEL, Settings
+from service.engine.manifest import ModelManifest, level_keep_bias
+from service.text.policy import LEVELS, MULTIPLIERS
 from service.text.rules import RULES
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -28,3 +31,15 @@ def test_the_rule_table_is_the_code_table() -> None:
             f" {rule.category_name} | `{rule.type_name}` | {rule.context_for_sure_match} |"
         )
         assert row in LANGUAGETOOL, f"docs/languagetool.md's rule table lacks or misstates: {row}"
+
+
+QUALITY = (DOCS / "quality.md").read_text(encoding="utf-8")
+
+
+def test_the_quality_page_s_levels_and_multipliers_are_the_policy_s() -> None:
+    manifest = ModelManifest.load(Path(DEFAULT_MODEL))
+    for level, threshold in LEVELS.items():
+        row = f"| `{level}` | {threshold} | {level_keep_bias(manifest, level)} |"
+        assert row in QUALITY, f"docs/quality.md's level table lacks or misstates: {row}"
+    for lexical, multiplier in MULTIPLIERS.items():
+        assert f"| `{lexical}` | {multiplier} |" in QUALITY, f"docs/quality.md lacks the multiplier of {lexical}"
