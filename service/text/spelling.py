@@ -153,7 +153,9 @@ class Speller:
         for word, count in vocabulary.items():
             if word not in self.symspell.words:
                 self.symspell.create_dictionary_entry(word, count)
-        self.vocabulary = Vocabulary(self.known, lambda word: self.closest(word, 1), self.splits)
+        self.vocabulary = Vocabulary(
+            self.known, lambda word: self.closest(word, 1), self.splits, lambda word: self.closest(word, MAX_DISTANCE)
+        )
 
     @classmethod
     def load(cls, vocabulary_path: Path, ranker_path: Path | None = None) -> Speller:

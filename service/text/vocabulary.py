@@ -7,7 +7,9 @@ names, and the inflections of each as they are used). Being in that list is not 
 misspellings too ("freind", "recieve", "untill"). A listed word is known unless a word one edit from it (``closest``,
 the spelling stage's dictionary) is ``MISSPELLING_ZIPF_GAP`` or more more frequent on the Zipf scale (log10 of uses
 per billion words): "freind" (2.1) beside "friend" (5.4) is a misspelling; "config" (2.9), with no such neighbour, and
-"docs" (3.5), in the spelling stage's own dictionary, are words.
+"docs" (3.5), in the spelling stage's own dictionary, are words. Two edits away, the gap is
+``FAR_MISSPELLING_ZIPF_GAP``: "tommorow" (2.3) beside "tomorrow" (5.2) is a misspelling, "subtree" (2.0) beside "subtle"
+(4.1) a word.
 
 A word the list lacks is still known when it is made of known parts, as jargon and neologisms are: a common prefix
 and a known word ("deduplicate", "subpath", "sublessee"), a known word and a common suffix ("tokenizer",
@@ -23,6 +25,7 @@ from collections.abc import Callable, Iterable
 import wordfreq
 
 MISSPELLING_ZIPF_GAP = 1.5
+FAR_MISSPELLING_ZIPF_GAP = 2.5  # the same, for a word two edits away ("dissapointed", "tommorow")
 COMPOUND_MIN_LETTERS = 3  # each part of a compound of two words
 COMPOUND_MIN_ZIPF = 3.5  # each part of a compound is a well-used word ("lifestile" is no "life" + "stile")
 BASE_MIN_ZIPF = 2.5  # the known word a prefix or a suffix is added to
@@ -59,12 +62,20 @@ Splits = Callable[[str], bool]
 
 class Vocabulary:
     """Which words are real English words (``knows``). ``dictionary``: the spelling stage's own words, each known;
-    ``neighbours``: its words one edit away, which tell a listed misspelling from a word; ``splits``: whether a listed
+    ``neighbours``: its words one edit away (``far_neighbours``: two), which tell a listed misspelling from a word;
+    ``splits``: whether a listed
     word is two words run together ("aswell"), a misspelling too."""
 
-    def __init__(self, dictionary: Callable[[str], bool], neighbours: Neighbours, splits: Splits | None = None) -> None:
+    def __init__(
+        self,
+        dictionary: Callable[[str], bool],
+        neighbours: Neighbours,
+        splits: Splits | None = None,
+        far_neighbours: Neighbours | None = None,
+    ) -> None:
         self.dictionary = dictionary
         self.neighbours = neighbours
+        self.far_neighbours = far_neighbours
         self.splits = splits
         self._known = functools.lru_cache(maxsize=65536)(self._find)
 
@@ -86,7 +97,10 @@ class Vocabulary:
         frequency = _zipf(lower)
         if self.splits is not None and self.splits(lower):
             return False
-        return all(_zipf(other) < frequency + MISSPELLING_ZIPF_GAP for other in self.neighbours(lower))
+        if not all(_zipf(other) < frequency + MISSPELLING_ZIPF_GAP for other in self.neighbours(lower)):
+            return False
+        far = self.far_neighbours(lower) if self.far_neighbours is not None else ()
+        return all(_zipf(other) < frequency + FAR_MISSPELLING_ZIPF_GAP for other in far)
 
     def _word(self, part: str, floor: float) -> bool:
         """A part of a derived word: a listed word at least ``floor`` common (or in the spelling stage's
