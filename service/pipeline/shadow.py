@@ -81,7 +81,9 @@ class ShadowComparer:
             log.exception("shadow run failed", extra={"experiment": route.experiment})
             self.metrics.shadow_drop(route.experiment, "error")
             return
-        theirs = {unit.normalized.text: out[0] if out else "" for unit, out in zip(mine, outputs, strict=True)}
+        theirs = {
+            unit.normalized.text: out.texts[0] if out.texts else "" for unit, out in zip(mine, outputs, strict=True)
+        }
         comparisons = [
             (unit.normalized.text, output, theirs[unit.normalized.text])
             for unit, output in zip(units, served, strict=True)

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from service.api.proto import gecserve_pb2 as pb
-from service.text.policy import LEVELS
+from service.text.policy import LEVELS, MULTIPLIERS
 from tests.api.clients import grpc_call, grpc_error, post
 from tests.api.server import RunningServer
 
@@ -53,9 +53,12 @@ def test_levels_and_min_confidence_hold_back_edits(bundled: RunningServer) -> No
     held = [edit for edit in everything["edits"] if edit["id"] not in {e["id"] for e in default["edits"]}]
     assert all(edit["confidence"] < 1.0 for edit in held)
     assert "The module exposes a small API for the docs." in default["text"]  # the writer's words, as written
-    nothing = answer(bundled, min_confidence=1.0)
-    assert nothing["edits"] == [] and nothing["text"] == TEXT
-    assert answer(bundled, level="picky", min_confidence=1.0)["edits"] == []
+    certain = answer(bundled, min_confidence=1.0)  # near-certain: 1.0 times the lowest class multiplier
+    assert len(certain["edits"]) < len(default["edits"])
+    assert all(e["confidence"] >= min(MULTIPLIERS.values()) for e in certain["edits"])
+    assert _applied(TEXT, certain["edits"]) == certain["text"]
+    picky = answer(bundled, level="picky", min_confidence=1.0)  # its own keep bias, the request's threshold
+    assert all(e["confidence"] >= min(MULTIPLIERS.values()) for e in picky["edits"])
 
 
 def test_grpc_and_languagetool_answer_the_same_edits(bundled: RunningServer) -> None:
@@ -65,7 +68,10 @@ def test_grpc_and_languagetool_answer_the_same_edits(bundled: RunningServer) -> 
         (e["offset"], e["replacement"], e["confidence"]) for e in default["edits"]
     ]
     options = pb.CorrectOptions(min_confidence=1.0)
-    assert list(grpc_call(bundled, "Correct", pb.CorrectRequest(text=TEXT, options=options))[0].edits) == []
+    certain = grpc_call(bundled, "Correct", pb.CorrectRequest(text=TEXT, options=options))[0]
+    assert all(e.confidence >= min(MULTIPLIERS.values()) for e in certain.edits) and len(certain.edits) < len(
+        reply.edits
+    )
     picky = answer(bundled, level="picky")
     check = httpx.post(bundled.url + "/v2/check", data={"text": TEXT, "language": "en-US", "level": "picky"})
     assert check.status_code == 200, check.text

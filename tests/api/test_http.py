@@ -51,7 +51,7 @@ def test_response_shape_and_correction(server) -> None:
     assert first["original"] == "i" and first["replacement"] == "I" and first["type"] == "capitalisation"
     assert set(first) == {
         *("id", "offset", "length", "original", "replacement", "alternatives", "sentence", "type"),
-        *("category", "message"),
+        *("category", "message", "confidence"),
     }
     assert first["category"] == "R:ORTH" and first["message"] == "Check the capitalisation: 'i' → 'I'."
     article = body["edits"][1]

@@ -38,3 +38,11 @@ def test_aggressive_equals_greedy_and_batch_size_does_not_matter() -> None:
     aggressive = _run(text, "--batch-size", "3")
     assert aggressive == _run(text, "--decoding", "greedy", "--batch-size", "32")
     assert not aggressive.endswith("\n")  # no trailing newline in, none out
+
+
+def test_edits_are_held_back_as_served_and_all_kept_without_the_confidence() -> None:
+    text = "\n".join(LINES)
+    everything = _run(text, "--no-confidence")
+    assert everything == _run(text, "--min-confidence", "0") != text
+    certain = _run(text, "--min-confidence", "1")  # only what the model was sure of to 3 places
+    assert certain != everything and certain.split("\n")[1:] == text.split("\n")[1:]
