@@ -98,11 +98,12 @@ def labelled_rows(
 
 
 def device_rows(
-    engine: Engine, sources: Sequence[str], references: Sequence[str], keep_bias: float
+    engine: Engine, sources: Sequence[str], references: Sequence[str], keep_bias: float, model: Path
 ) -> Iterator[tuple[tuple[float, ...], int]]:
     """Each device edit's feature row (``device_confidence.FEATURES``) and whether the reference has it, for the
-    sources the browser would decode as one sentence."""
-    words = device_confidence.device_words()
+    sources the browser would decode as one sentence (the model in ``model``)."""
+    vocabulary = engine.manifest.vocabulary
+    words = device_confidence.device_words(model / vocabulary if vocabulary else None)
     pairs = [
         (source, reference, tokens)
         for source, reference in zip(sources, references, strict=True)
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     trained_on = {"learner_pairs": len(pairs), "clean_sentences": len(clean), "seed": args.seed}
     if args.device:
         keep_bias = level_keep_bias(engine.manifest, "default") if args.keep_bias is None else args.keep_bias
-        rows = list(device_rows(engine, sources, references, keep_bias))
+        rows = list(device_rows(engine, sources, references, keep_bias, args.model))
         fitted = device_confidence.FEATURES, DEVICE_FIT_FILE, "device_confidence"
         return _fit_and_ship(args.model, rows, *fitted, **trained_on)
     corrected = correct_texts(

@@ -21,9 +21,12 @@ The edits are the device's own: the word-level diff of a sentence and the model'
 ``edits.mjs``'s ``diffEdits``). A logistic fit over ``FEATURES`` (``DeviceConfidence``) turns the evidence into a
 probability; the policy is the server's: an edit is shown when its confidence reaches the level's threshold
 (``policy.LEVELS``) times its class's multiplier (``policy.MULTIPLIERS``), and no edit rewrites a word
-``policy.fixed_words`` fixes (a word is known when ``DeviceWords`` lists it). ``policy_file`` is what the browser
-reads of all this (``/device/model.json`` names it): the fit, the levels, the multipliers and the word lists the
-class needs, from these modules, never copied by hand.
+``policy.fixed_words`` fixes (``DeviceWords.known``: a word of the model's vocabulary, or one the list has that is
+not a listed misspelling, as ``vocabulary.Vocabulary`` tells them). The device has no spelling stage, whose
+candidates free an unknown word on the server; the model's replacement of an unknown word by a known one close in
+spelling (``spelling_candidate``: "recieved": "received") is what the stage would have proposed, and frees it.
+``policy_file`` is what the browser reads of all this (``/device/model.json`` names it): the fit, the levels, the
+multipliers and the word lists the class needs, from these modules, never copied by hand.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from pathlib import Path
 import regex
 import wordfreq
 
-from service.text.classify import _IRREGULAR_LEMMA, FUNCTION_WORDS, same_word_forms
+from service.text.classify import _IRREGULAR_LEMMA, FUNCTION_WORDS, is_spelling_variant, same_word_forms
 from service.text.confidence import LOGPROB_FLOOR, RARE_ZIPF, SentenceEvidence, TokenScores
 from service.text.edits import Edit
 from service.text.policy import (
@@ -51,6 +54,7 @@ from service.text.policy import (
     related,
     rewrites_fixed,
 )
+from service.text.vocabulary import MISSPELLING_ZIPF_GAP
 
 CLASSES = ("punctuation", "morphology", "closed", "order", "related", "replaced", "deleted", "inserted")
 """The device's lexical classes (``policy.MULTIPLIERS``' keys but ``spelling``: the device has no spelling stage)."""
@@ -75,6 +79,7 @@ _WORDS = regex.compile(WORD_PATTERN)
 _LEXICAL = regex.compile(LEXICAL_PATTERN)
 _PIECES = regex.compile(PIECE_PATTERN)
 _LISTED = regex.compile(r"[a-z]+")
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 def words_file() -> bytes:
@@ -93,33 +98,60 @@ def _words_file() -> bytes:
     return gzip.compress(("\n".join(lines) + "\n").encode("ascii"), compresslevel=9, mtime=0)
 
 
+def dictionary(vocabulary: str) -> frozenset[str]:
+    """The words of a model's vocabulary file (``word count`` lines), lowercased: the device's dictionary."""
+    return frozenset(line.split(" ")[0].lower() for line in vocabulary.split("\n") if line.split(" ")[0])
+
+
+def one_edit(word: str) -> set[str]:
+    """The strings of lowercase ASCII letters one letter deleted, swapped with the next, replaced or inserted from
+    ``word``."""
+    cuts = [(word[:k], word[k:]) for k in range(len(word) + 1)]
+    found = {a + b[1:] for a, b in cuts if b}
+    found |= {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
+    found |= {a + letter + b[1:] for a, b in cuts if b for letter in _LETTERS}
+    found |= {a + letter + b for a, b in cuts for letter in _LETTERS}
+    found.discard(word)
+    return found
+
+
 @dataclass(frozen=True)
 class DeviceWords:
-    """Each listed word's Zipf frequency (``words_file``)."""
+    """Each listed word's Zipf frequency (``words_file``), and the model's vocabulary (``dictionary``)."""
 
     zipfs: dict[str, float]
+    dictionary: frozenset[str] = frozenset()
 
     @classmethod
-    def parse(cls, data: bytes) -> DeviceWords:
-        """The list ``words_file`` wrote."""
+    def parse(cls, data: bytes, words: frozenset[str] = frozenset()) -> DeviceWords:
+        """The list ``words_file`` wrote, with the dictionary ``words``."""
         zipfs = {}
         for line in gzip.decompress(data).decode("ascii").splitlines():
-            tenths, *words = line.split(" ")
-            zipfs.update(dict.fromkeys(words, int(tenths) / 10))
-        return cls(zipfs)
+            tenths, *listed = line.split(" ")
+            zipfs.update(dict.fromkeys(listed, int(tenths) / 10))
+        return cls(zipfs, words)
 
     def zipf(self, word: str) -> float:
         """How common ``word`` (any case) is; 0 for a word the list lacks."""
         return self.zipfs.get(word.lower(), 0.0)
 
     def known(self, word: str) -> bool:
-        return word.lower() in self.zipfs
+        """Whether ``word`` (ASCII letters, any case) is a real word: in the dictionary, or listed and no
+        dictionary word one edit from it ``MISSPELLING_ZIPF_GAP`` or more more common ("freind": "friend")."""
+        lower = word.lower()
+        if lower in self.dictionary:
+            return True
+        frequency = self.zipf(lower)
+        near = [self.zipf(other) for other in one_edit(lower) if other in self.dictionary]
+        return frequency > 0 and all(other < frequency + MISSPELLING_ZIPF_GAP for other in near)
 
 
 @functools.cache
-def device_words() -> DeviceWords:
-    """The list the browser downloads, read."""
-    return DeviceWords.parse(words_file())
+def device_words(vocabulary: Path | None = None) -> DeviceWords:
+    """The list the browser downloads, read, with the dictionary of the model's ``vocabulary`` file (the device
+    downloads it too) where there is one."""
+    words = dictionary(vocabulary.read_text(encoding="utf-8")) if vocabulary is not None else frozenset()
+    return DeviceWords.parse(words_file(), words)
 
 
 def diff_edits(source: str, output: str) -> list[Edit]:
@@ -194,6 +226,15 @@ def lexical_class(original: str, replacement: str) -> str:
     return "replaced"
 
 
+def spelling_candidate(original: str, replacement: str, words: DeviceWords) -> bool:
+    """Whether the edit replaces one unknown word (ASCII letters) by a known one close in spelling: what the spelling
+    stage would propose."""
+    if not (_WORDS.fullmatch(original) and _WORDS.fullmatch(replacement)):
+        return False
+    close = is_spelling_variant(original.lower(), replacement.lower())
+    return close and not words.known(original) and words.known(replacement)
+
+
 def sentence_evidence(text: str, edits: int, words: DeviceWords) -> SentenceEvidence:
     """``SentenceEvidence.of``, with ``words``' frequencies."""
     found = _WORDS.findall(text)
@@ -226,7 +267,8 @@ def sentence_edits(source: str, scores: TokenScores, words: DeviceWords) -> list
     sentence ``source``, and each one's evidence."""
     edits = diff_edits(source, scores.text)
     sentence = sentence_evidence(source, len(edits), words)
-    fixed = fixed_words(source, words.known)
+    spelled = [(e.start, e.end) for e in edits if spelling_candidate(e.original, e.replacement, words)]
+    fixed = fixed_words(source, words.known, spelled)
     found, shift = [], 0
     for edit in edits:
         position = edit.start + shift
@@ -284,6 +326,7 @@ def policy_file(fit: DeviceConfidence) -> bytes:
         "multipliers": {name: MULTIPLIERS[name] for name in CLASSES},
         "logprob_floor": LOGPROB_FLOOR,
         "rare_zipf": RARE_ZIPF,
+        "misspelling_zipf_gap": MISSPELLING_ZIPF_GAP,
         "function_words": sorted(FUNCTION_WORDS),
         "confusion_sets": [list(group) for group in CONFUSION_SETS],
         "irregular": dict(sorted(_IRREGULAR_LEMMA.items())),

@@ -36,6 +36,7 @@ LOGPROB_TOLERANCE = 2e-3
 WITHIN_TOLERANCE = 0.95  # of the tokens
 LOGPROB_WORST = 2e-2
 DECODE_LINES = 40
+VOCABULARY = DEFAULT_MODEL / str(ModelManifest.load(DEFAULT_MODEL).vocabulary)  # the device's dictionary
 FEATURE_LINES = 150
 
 RUN = """
@@ -44,7 +45,7 @@ import * as confidence from "CONFIDENCE";
 import { readFileSync } from "node:fs";
 let input = "";
 for await (const chunk of process.stdin) input += chunk;
-const {fn, cases, policy, words, runtime, model, tokenizer} = JSON.parse(input);
+const {fn, cases, policy, words, vocabulary, runtime, model, tokenizer} = JSON.parse(input);
 if (fn === "decode") {
   const ort = await import(runtime + "/ort.wasm.bundle.min.mjs");
   ort.env.wasm.numThreads = 1;
@@ -80,10 +81,11 @@ if (fn === "ends") {
 }
 const read = confidence.readPolicy(policy);
 const zipfs = confidence.parseWords(await confidence.gunzipText(readFileSync(words)));
+const lexicon = confidence.deviceWords(zipfs, readFileSync(vocabulary, "utf8"));
 const answers = cases.map((c) => {
   if (fn === "classes") return c.pairs.map(([a, b]) => confidence.lexicalClass(a, b, read));
-  if (fn === "fixed") return confidence.fixedWords(c.text, (word) => zipfs.has(word.toLowerCase()), read);
-  return confidence.sentenceEdits(c.source, c.scores, zipfs, read).map(({edit, lexical, fixed, row}) => ({
+  if (fn === "fixed") return confidence.fixedWords(c.text, (word) => confidence.known(lexicon, word, read), read);
+  return confidence.sentenceEdits(c.source, c.scores, lexicon, read).map(({edit, lexical, fixed, row}) => ({
     start: edit.offset, end: edit.offset + edit.length, replacement: edit.replacement, lexical, fixed, row,
     confidence: confidence.confidence(read, row),
   }));
@@ -103,7 +105,8 @@ def node(fn: str, cases: object, tmp: Path, fit: device_confidence.DeviceConfide
     script = RUN.replace("DECODE", (STATIC / "device" / "decode.mjs").as_uri())
     script = script.replace("CONFIDENCE", (STATIC / "device" / "confidence.mjs").as_uri())
     policy = json.loads(device_confidence.policy_file(fit or model_fit()))
-    data = {"fn": fn, "cases": cases, "policy": policy, "words": words_path(tmp), "runtime": RUNTIME_DIR.as_uri()}
+    data = {"fn": fn, "cases": cases, "policy": policy, "words": words_path(tmp), "vocabulary": str(VOCABULARY)}
+    data["runtime"] = RUNTIME_DIR.as_uri()
     done = subprocess.run(
         [NODE, "--input-type=module", "-e", script],
         input=json.dumps({**data, **more}),
@@ -200,7 +203,7 @@ def test_the_tokens_ends_are_read_as_the_service_s_codec_reads_them(tmp: Path) -
 
 
 def python_edits(source: str, scores: TokenScores, fit: device_confidence.DeviceConfidence) -> list[dict]:
-    words = device_confidence.device_words()
+    words = device_confidence.device_words(VOCABULARY)
     return [
         {
             "start": found.edit.start,
@@ -241,6 +244,7 @@ def test_edits_classes_fixed_words_features_and_confidence_are_the_python_s_on_d
 WORDS = ["the", "a", "cat", "cats", "went", "go", "goes", "London", "iPhone", "A4", "3rd", "qzxv", "Freind", "effect"]
 WORDS += ["affect", "in", "on", "don't", "it's", "I", "Im", "quickly", "quick", "happier", "happy", "beautiful", "é"]
 WORDS += ["Über", "naïve", "children", "child", "writting", "writing", ",", ".", "!", "'", '"', "(", "McDonald"]
+WORDS += ["freind", "friend", "wheather", "whether", "recieved", "received", "docs", "config", "tokenizer"]
 word = st.sampled_from(WORDS)
 sentence = st.lists(st.tuples(word, st.sampled_from([" ", "", "  "])), min_size=1, max_size=12).map(
     lambda parts: "".join(w + s for w, s in parts).strip()
@@ -260,7 +264,7 @@ def test_the_lexical_class_is_the_python_s_on_generated_edits(tmp: Path, pairs: 
 @given(st.lists(sentence, min_size=1, max_size=30))
 def test_the_fixed_words_are_the_python_s_on_generated_sentences(tmp: Path, texts: list[str]) -> None:
     texts += [f"- {text}" for text in texts] + [f'"{text}' for text in texts]
-    known = device_confidence.device_words().known
+    known = device_confidence.device_words(VOCABULARY).known
     answers = node("fixed", [{"text": text} for text in texts], tmp)
     assert answers == [[list(span) for span in fixed_words(text, known)] for text in texts]
 

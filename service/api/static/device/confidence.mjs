@@ -6,7 +6,9 @@
 // frequencies of the word list /device/model.json names), how common the words it changes are, and a coarse lexical
 // class read from its words. The fit the service made of them (models/gec/calibrate.py --device) gives its
 // confidence; an edit is shown when that reaches the level's threshold times its class's multiplier, and never when
-// it rewrites a word policy.py's fixed_words fixes (a name, CamelCase, a word with a digit or one the list lacks).
+// it rewrites a word policy.py's fixed_words fixes (a name, CamelCase, a word with a digit or an unknown one: neither
+// in the model's vocabulary nor listed, or a listed misspelling, unless the model replaces it by a known word close
+// in spelling, as the server's spelling stage would). `words` is {zipfs, dictionary} (deviceWords).
 // `policy` is the JSON device_confidence.policy_file writes: the fit, the levels, the multipliers and the words.
 
 import { diffEdits } from "./edits.mjs";
@@ -30,6 +32,47 @@ export function parseWords(text) {
   return zipfs;
 }
 
+/** The device's words (device_confidence.DeviceWords): `zipfs` from parseWords, the dictionary from the text of the
+ * model's vocabulary file ("word count" lines). */
+export function deviceWords(zipfs, vocabulary = "") {
+  const dictionary = new Set();
+  for (const line of vocabulary.split("\n")) {
+    const word = line.split(" ")[0];
+    if (word) dictionary.add(word.toLowerCase());
+  }
+  return { zipfs, dictionary };
+}
+
+/** device_confidence.one_edit: the strings of lowercase ASCII letters one edit from `word`. */
+function oneEdit(word) {
+  const letters = "abcdefghijklmnopqrstuvwxyz";
+  const found = new Set();
+  for (let k = 0; k <= word.length; k++) {
+    const a = word.slice(0, k);
+    const b = word.slice(k);
+    if (b) found.add(a + b.slice(1));
+    if (b.length > 1) found.add(a + b[1] + b[0] + b.slice(2));
+    for (const letter of letters) {
+      if (b) found.add(a + letter + b.slice(1));
+      found.add(a + letter + b);
+    }
+  }
+  found.delete(word);
+  return found;
+}
+
+/** DeviceWords.known: in the dictionary, or listed and no dictionary word one edit away far more common. */
+export function known(words, word, policy) {
+  const lower = word.toLowerCase();
+  if (words.dictionary.has(lower)) return true;
+  const frequency = zipfOf(words, lower);
+  if (frequency <= 0) return false;
+  for (const other of oneEdit(lower)) {
+    if (words.dictionary.has(other) && zipfOf(words, other) >= frequency + policy.misspelling_zipf_gap) return false;
+  }
+  return true;
+}
+
 /** The bytes of a gzip file, decompressed and read as text (the worker's word list). */
 export async function gunzipText(bytes) {
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
@@ -50,7 +93,7 @@ export function readPolicy(data) {
 }
 
 function zipfOf(words, word) {
-  return words.get(word.toLowerCase()) ?? 0;
+  return words.zipfs.get(word.toLowerCase()) ?? 0;
 }
 
 /** The lowest log-probability of the tokens overlapping [start, end) of the output and of the one after it
@@ -93,8 +136,9 @@ export function tokenEnds(decode, ids) {
   return { text, ends: pieces.map((piece) => (position += piece.length)) };
 }
 
-/** policy.py's fixed_words: the [start, end) spans of the words of `text` the model may not rewrite. */
-export function fixedWords(text, known, policy) {
+/** policy.py's fixed_words: the [start, end) spans of the words of `text` the model may not rewrite (`spelled`: the
+ * spans of spelling candidates, whose unknown words are free). */
+export function fixedWords(text, known, policy, spelled = []) {
   const first = text.match(INITIAL)[0].length;
   const found = [];
   for (const match of text.matchAll(FIXED)) {
@@ -104,7 +148,9 @@ export function fixedWords(text, known, policy) {
       /\p{Nd}/u.test(word) ||
       (/\p{Lu}/u.test(letters[0]) && match.index > first && !policy.pronounI.has(letters.join(""))) ||
       letters.slice(1).some((char) => /\p{Lu}/u.test(char)) ||
-      (/^[A-Za-z]{3,}$/.test(letters.join("")) && !known(letters.join("").toLowerCase()));
+      (/^[A-Za-z]{3,}$/.test(letters.join("")) &&
+        !known(letters.join("").toLowerCase()) &&
+        !spelled.some(([a, b]) => a < match.index + word.length && b > match.index));
     if (fixed) found.push([match.index, match.index + word.length]);
   }
   return found;
@@ -175,13 +221,16 @@ export function osaDistance(a, b) {
   return previous[y.length];
 }
 
-/** policy.py's related (of two lowercase words): a spelling neighbour, or in one confusion set. */
-function related(a, b, policy) {
-  if (policy.confusable.get(a)?.has(b)) return true;
+/** classify.py's is_spelling_variant: two different words close enough in spelling to be a misspelling of one. */
+function spellingVariant(a, b) {
   const longest = Math.max([...a].length, [...b].length);
   const distance = osaDistance(a, b);
-  const allowed = longest <= 4 ? 1 : longest <= 8 ? 2 : 3;
-  return distance > 0 && distance <= allowed && distance <= 0.4 * longest;
+  return distance > 0 && distance <= (longest <= 4 ? 1 : longest <= 8 ? 2 : 3) && distance <= 0.4 * longest;
+}
+
+/** policy.py's related (of two lowercase words): a spelling neighbour, or in one confusion set. */
+function related(a, b, policy) {
+  return Boolean(policy.confusable.get(a)?.has(b)) || spellingVariant(a, b);
 }
 
 /** device_confidence.lexical_class: the class of replacing `original` by `replacement`, from their words. */
@@ -201,6 +250,13 @@ export function lexicalClass(original, replacement, policy) {
   if (pairs.every(([a, b]) => sameWordForms(a, b, policy))) return "morphology";
   if (pairs.every(([a, b]) => sameWordForms(a, b, policy) || related(a, b, policy))) return "related";
   return "replaced";
+}
+
+/** device_confidence.spelling_candidate: one unknown word replaced by a known one close in spelling. */
+export function spellingCandidate(original, replacement, words, policy) {
+  if (!/^[A-Za-z]+$/.test(original) || !/^[A-Za-z]+$/.test(replacement)) return false;
+  const close = spellingVariant(original.toLowerCase(), replacement.toLowerCase());
+  return close && !known(words, original, policy) && known(words, replacement, policy);
 }
 
 /** device_confidence.sentence_evidence: SentenceEvidence.of with the list's frequencies, in FEATURES' order. */
@@ -229,7 +285,10 @@ export function sentenceEvidence(text, edits, words, policy) {
 export function sentenceEdits(source, scores, words, policy) {
   const edits = diffEdits(source, scores.text, 0);
   const sentence = sentenceEvidence(source, edits.length, words, policy);
-  const fixed = fixedWords(source, (word) => words.has(word.toLowerCase()), policy);
+  const spelled = edits
+    .filter((edit) => spellingCandidate(edit.original, edit.replacement, words, policy))
+    .map((edit) => [edit.offset, edit.offset + edit.length]);
+  const fixed = fixedWords(source, (word) => known(words, word, policy), policy, spelled);
   let shift = 0;
   return edits.map((edit) => {
     const position = edit.offset + shift;
