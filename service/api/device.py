@@ -31,8 +31,9 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 
 from service.api.dashboard import STATIC
 from service.api.responses import error_response
-from service.engine.manifest import ModelManifest, file_sha256
+from service.engine.manifest import ModelManifest, file_sha256, level_keep_bias
 from service.text.device_confidence import DeviceConfidence, policy_file, words_file
+from service.text.policy import LEVELS
 
 __all__ = ["DEVICE_VARIANT", "RUNTIME", "device_router"]
 
@@ -124,6 +125,7 @@ class DeviceFiles:
                 "vocab_size": int(m.architecture["vocab_size"]),
             },
             "keep_bias": dict(m.keep_bias),
+            "level_keep_bias": {level: level_keep_bias(m, level) for level in LEVELS},  # as the server decodes each
             "max_text_chars": self.max_text_chars,
         }
 

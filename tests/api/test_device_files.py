@@ -16,7 +16,7 @@ import pytest
 
 from service.api.device import POLICY_FILE, RUNTIME, RUNTIME_DIR, WORDS_FILE, DeviceFiles
 from service.config import DEFAULT_MODEL
-from service.engine.manifest import ModelManifest
+from service.engine.manifest import ModelManifest, level_keep_bias
 from service.text import device_confidence
 from service.text.policy import LEVELS, MULTIPLIERS
 from tests.api.server import RunningServer
@@ -33,6 +33,7 @@ def test_the_model_description_names_every_file_by_its_digest(server: RunningSer
     assert described["contract"]["decoder_layers"] == manifest.decoder_layers
     assert described["contract"]["vocab_size"] == manifest.architecture["vocab_size"]
     assert described["max_text_chars"] == 20_000 and described["keep_bias"] == manifest.keep_bias
+    assert described["level_keep_bias"] == {level: level_keep_bias(manifest, level) for level in LEVELS}
     for role, file in described["files"].items():
         if role in ("policy", "words"):
             continue  # made by the service (below)

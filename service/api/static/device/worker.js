@@ -98,7 +98,7 @@ async function load({ baseUrl, apiKey }) {
     special: new Set([contract.pad_token_id, contract.eos_token_id, ...contract.decoder_prefix_ids,
       ...contract.source_prefix_ids, ...contract.source_suffix_ids]),
     maxContent: contract.max_source_positions - contract.source_prefix_ids.length - contract.source_suffix_ids.length,
-    keepBias: described.keep_bias,
+    keepBias: described.level_keep_bias,
     common,
     policy,
     words,
@@ -119,7 +119,7 @@ async function load({ baseUrl, apiKey }) {
 async function correct({ text, keepBias, level = "default", minConfidence }) {
   const { model, tokenizer, special, maxContent, common, policy, words } = loaded;
   if (!(level in policy.levels)) throw new Error(`no level ${level}: ${Object.keys(policy.levels).join(", ")}`);
-  const bias = keepBias ?? loaded.keepBias[level] ?? loaded.keepBias.default ?? 0; // manifest.py's level_keep_bias
+  const bias = keepBias ?? loaded.keepBias[level] ?? 0; // the server's for the level (model.json's level_keep_bias)
   const threshold = minConfidence ?? policy.levels[level];
   const decode = (ids) => {
     const kept = ids.filter((id) => !special.has(id));
