@@ -11,6 +11,15 @@ evidence is read as the service reads it, and a logistic regression (L2-regulari
 probability that an edit is right. The fit is written beside the model (``confidence.json``) and named in its
 manifest (``confidence``, with its SHA-256); the reliability table (edits binned by confidence: how many, and the
 share right) is printed and kept in the fit.
+
+    python -m models.gec.calibrate --device --model models/gec-default --data ../shared/data
+
+fits the device engine's confidence instead (``service.text.device_confidence``: what the browser computes without
+the spelling stage, the language model or ERRANT) on the same held-in sentences, each one alone as the browser
+reads it: decoded by the model alone with the default level's keep bias (aggressive decoding, the device's), its
+edits the word-level diff of the device (an edit is right when the diff of the source and the reference has it),
+less those rewriting a word the model may not rewrite; written as ``device_confidence.json``, named in the manifest
+as ``device_confidence``.
 """
 
 from __future__ import annotations
@@ -26,15 +35,22 @@ from pathlib import Path
 
 import numpy as np
 
+from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
+from service.engine.manifest import level_keep_bias
 from service.engine.offline import correct_texts, model_review, model_speller
 from service.engine.report import table
 from service.engine.runtime import RuntimeOptions
-from service.text.confidence import FEATURES, UNCALIBRATED, features
+from service.text import device_confidence
+from service.text.confidence import FEATURES, UNCALIBRATED, TokenScores, features
 from service.text.edits import Edit, extract_edits
+from service.text.guard import degenerate
+from service.text.segment import split_sentences
 from service.text.units import Assembled
 
 FIT_FILE = "confidence.json"
+DEVICE_FIT_FILE = "device_confidence.json"
+DEVICE_BATCH = 64
 LEARNER_SETS = ("fce", "wi_locness", "nucle", "lang8")
 CLEAN_SOURCES = ("wikipedia", "reuters21578", "brown", "openstax_ccby", "peps", "rustbook", "novels100", "scitldr")
 L2 = 1.0  # the regularisation of the weights (not the bias), in units of one edit's log-likelihood
@@ -81,6 +97,35 @@ def labelled_rows(
             yield row, int((edit.start, edit.end, edit.replacement) in wanted)
 
 
+def device_rows(
+    engine: Engine, sources: Sequence[str], references: Sequence[str], keep_bias: float, model: Path
+) -> Iterator[tuple[tuple[float, ...], int]]:
+    """Each device edit's feature row (``device_confidence.FEATURES``) and whether the reference has it, for the
+    sources the browser would decode as one sentence (the model in ``model``)."""
+    vocabulary = engine.manifest.vocabulary
+    words = device_confidence.device_words(model / vocabulary if vocabulary else None)
+    pairs = [
+        (source, reference, tokens)
+        for source, reference in zip(sources, references, strict=True)
+        if len(split_sentences(source)) == 1 and len(tokens := engine.codec.encode(source)) <= engine.max_source_tokens
+    ]
+    for start in range(0, len(pairs), DEVICE_BATCH):
+        chunk = pairs[start : start + DEVICE_BATCH]
+        results = engine.generate(
+            [t for _, _, t in chunk], "aggressive", DecodeParams(), keep_biases=[keep_bias] * len(chunk)
+        )
+        for (source, reference, _), result in zip(chunk, results, strict=True):
+            text, ends = engine.codec.decode_with_ends(result.tokens)
+            if degenerate(source, text) is not None:
+                continue
+            wanted = {(e.start, e.end, e.replacement) for e in device_confidence.diff_edits(source, reference)}
+            scores = TokenScores(text, ends, tuple(result.logprobs))
+            for found in device_confidence.sentence_edits(source, scores, words):
+                edit = found.edit
+                if not found.fixed:
+                    yield found.row, int((edit.start, edit.end, edit.replacement) in wanted)
+
+
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, iterations: int = 50) -> np.ndarray:
     """Weights of an L2-regularised logistic regression (the first column, the bias, unregularised), by Newton's
     method."""
@@ -116,14 +161,14 @@ def reliability(probabilities: np.ndarray, labels: np.ndarray, bins: int = BINS)
     return rows
 
 
-def ship(model_dir: Path, fit: dict[str, object]) -> None:
-    """Write the fit beside the model and name it, with its hash, in the manifest."""
-    path = model_dir / FIT_FILE
+def ship(model_dir: Path, fit: dict[str, object], name: str = FIT_FILE, key: str = "confidence") -> None:
+    """Write the fit beside the model as ``name`` and name it, with its hash, in the manifest under ``key``."""
+    path = model_dir / name
     path.write_text(json.dumps(fit, indent=1) + "\n", encoding="utf-8")
     manifest_path = model_dir / "manifest.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    manifest["confidence"] = FIT_FILE
-    manifest.setdefault("files_sha256", {})[FIT_FILE] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest[key] = name
+    manifest.setdefault("files_sha256", {})[name] = hashlib.sha256(path.read_bytes()).hexdigest()
     manifest["files_sha256"] = dict(sorted(manifest["files_sha256"].items()))
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
@@ -137,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=41)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--keep-bias", type=float, default=None, help="the keep bias (default: the model's)")
+    parser.add_argument("--device", action="store_true", help="fit the device engine's confidence")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     pairs = learner_pairs(args.data, args.learner, rng)
@@ -145,6 +191,12 @@ def main(argv: list[str] | None = None) -> int:
     references = [t for _, t in pairs] + clean
     print(f"calibrate: {len(pairs)} learner pairs, {len(clean)} clean sentences", file=sys.stderr)
     engine = Engine(args.model, options=RuntimeOptions(intra_op_threads=args.threads))
+    trained_on = {"learner_pairs": len(pairs), "clean_sentences": len(clean), "seed": args.seed}
+    if args.device:
+        keep_bias = level_keep_bias(engine.manifest, "default") if args.keep_bias is None else args.keep_bias
+        rows = list(device_rows(engine, sources, references, keep_bias, args.model))
+        fitted = device_confidence.FEATURES, DEVICE_FIT_FILE, "device_confidence"
+        return _fit_and_ship(args.model, rows, *fitted, **trained_on)
     corrected = correct_texts(
         engine,
         sources,
@@ -156,6 +208,19 @@ def main(argv: list[str] | None = None) -> int:
         min_confidence=0.0,
     )
     rows = list(labelled_rows(corrected, references, sources))
+    return _fit_and_ship(args.model, rows, FEATURES, FIT_FILE, "confidence", **trained_on)
+
+
+def _fit_and_ship(
+    model: Path,
+    rows: Sequence[tuple[Sequence[float], int]],
+    names: Sequence[str],
+    name: str,
+    key: str,
+    **trained_on: int,
+) -> int:
+    """Fit the rows, print the reliability table and the weights, and ship the fit as ``name`` (manifest ``key``)
+    with what it was ``trained_on``."""
     x = np.array([r for r, _ in rows], dtype=np.float64)
     y = np.array([label for _, label in rows], dtype=np.float64)
     weights = fit_logistic(x, y)
@@ -164,23 +229,18 @@ def main(argv: list[str] | None = None) -> int:
     print(table(curve, ["bin", "edits", "confidence", "right"]))
     print(
         table(
-            [{"feature": f, "weight": round(float(w), 4)} for f, w in zip(FEATURES, weights, strict=True)],
+            [{"feature": f, "weight": round(float(w), 4)} for f, w in zip(names, weights, strict=True)],
             ["feature", "weight"],
         )
     )
     fit = {
-        "features": list(FEATURES),
+        "features": list(names),
         "weights": [round(float(w), 6) for w in weights],
-        "trained_on": {
-            "learner_pairs": len(pairs),
-            "clean_sentences": len(clean),
-            "edits": len(rows),
-            "seed": args.seed,
-        },
+        "trained_on": {**trained_on, "edits": len(rows)},
         "reliability": curve,
     }
-    ship(args.model, fit)
-    print(f"calibrate: wrote {args.model / FIT_FILE} ({len(rows)} edits, {int(y.sum())} right)", file=sys.stderr)
+    ship(model, fit, name, key)
+    print(f"calibrate: wrote {model / name} ({len(rows)} edits, {int(y.sum())} right)", file=sys.stderr)
     return 0
 
 

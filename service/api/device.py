@@ -2,7 +2,11 @@
 
 The device engine (``static/device/``, in a Web Worker) runs the default model's int8 graphs, unchanged, in
 onnxruntime-web's wasm backend, with the model's tokenizer read by ``@huggingface/tokenizers`` and, where the model
-has one, its vocabulary (which sentences read as English). Those two libraries
+has one, its vocabulary (which sentences read as English). It applies the service's policy to its edits
+(``service.text.device_confidence``) with two files made here, from the service's own modules: ``policy`` (the
+device's confidence fit, ``device_confidence`` in the manifest, else the model's own probability; the levels'
+thresholds, the lexical classes' multipliers, the words the classes read) and ``words`` (``wordfreq``'s English list
+with each word's frequency, gzip: the worker decompresses it). Those two libraries
 are the *runtime*: ``make web`` installs them from ``package-lock.json`` into ``static/vendor/device/``.
 ``/device/model.json`` says what the engine needs: the graphs' contract (special ids, prefixes, layers, heads), the
 keep bias of each level, the model's licence, and the URL of every file, which carries the file's SHA-256
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import hashlib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -26,7 +31,9 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 
 from service.api.dashboard import STATIC
 from service.api.responses import error_response
-from service.engine.manifest import ModelManifest, file_sha256
+from service.engine.manifest import ModelManifest, file_sha256, level_keep_bias
+from service.text.device_confidence import DeviceConfidence, policy_file, words_file
+from service.text.policy import LEVELS
 
 __all__ = ["DEVICE_VARIANT", "RUNTIME", "device_router"]
 
@@ -39,7 +46,10 @@ MEDIA_TYPES = {
     ".wasm": "application/wasm",
     ".json": "application/json",
     ".txt": "text/plain; charset=utf-8",
+    ".gz": "application/gzip",
 }
+POLICY_FILE = "device_policy.json"
+WORDS_FILE = "device_words.txt.gz"
 IMMUTABLE = "public, max-age=31536000, immutable"
 
 
@@ -58,6 +68,7 @@ class DeviceFiles:
         self.roles: dict[str, str] = {}  # role -> file name
         self.paths: dict[str, Path] = {}
         self.digests: dict[str, str] = {}
+        self.made: dict[str, bytes] = {}  # name -> the bytes of a file made here, not read from a path
         if self.missing is None:
             model_files = {
                 "encoder": graphs["encoder"],
@@ -70,11 +81,23 @@ class DeviceFiles:
                 self._add(role, model_dir / name, self.manifest.files_sha256.get(name))
             for role, name in RUNTIME.items():
                 self._add(role, runtime_dir / name, None)
+            fit = self.manifest.extra.get("device_confidence")
+            confidence = DeviceConfidence.load(model_dir / fit) if fit else DeviceConfidence(())
+            self._make("policy", POLICY_FILE, policy_file(confidence))
+            self._make("words", WORDS_FILE, words_file())
 
     def _add(self, role: str, path: Path, digest: str | None) -> None:
         self.roles[role] = path.name
         self.paths[path.name] = path
         self.digests[path.name] = digest or file_sha256(path)
+
+    def _make(self, role: str, name: str, data: bytes) -> None:
+        self.roles[role] = name
+        self.made[name] = data
+        self.digests[name] = hashlib.sha256(data).hexdigest()
+
+    def size(self, name: str) -> int:
+        return len(self.made[name]) if name in self.made else self.paths[name].stat().st_size
 
     def url(self, role: str) -> str:
         name = self.roles[role]
@@ -87,10 +110,7 @@ class DeviceFiles:
             "version": m.version,
             "variant": DEVICE_VARIANT,
             "licence": str(m.extra.get("licence", "")),
-            "files": {
-                role: {"url": self.url(role), "bytes": self.paths[name].stat().st_size}
-                for role, name in self.roles.items()
-            },
+            "files": {role: {"url": self.url(role), "bytes": self.size(name)} for role, name in self.roles.items()},
             "contract": {
                 "pad_token_id": m.pad_token_id,
                 "eos_token_id": m.eos_token_id,
@@ -105,6 +125,7 @@ class DeviceFiles:
                 "vocab_size": int(m.architecture["vocab_size"]),
             },
             "keep_bias": dict(m.keep_bias),
+            "level_keep_bias": {level: level_keep_bias(m, level) for level in LEVELS},  # as the server decodes each
             "max_text_chars": self.max_text_chars,
         }
 
@@ -131,11 +152,13 @@ def device_router(model_dir: Path, max_text_chars: int, runtime_dir: Path = RUNT
     async def device_file(digest: str, name: str, request: Request) -> Response:
         if files.digests.get(name) != digest:
             return error_response(404, "not_found", f"no device engine file {name} with SHA-256 {digest}")
-        path = files.paths[name]
         headers = {"Cache-Control": IMMUTABLE, "ETag": f'"{digest}"', "Vary": "Accept-Encoding"}
         if request.headers.get("if-none-match") == f'"{digest}"':
             return Response(status_code=304, headers=headers)
-        media_type = MEDIA_TYPES.get(path.suffix, "application/octet-stream")
+        media_type = MEDIA_TYPES.get(Path(name).suffix, "application/octet-stream")
+        if name in files.made:  # small, or compressed already
+            return Response(files.made[name], media_type=media_type, headers=headers)
+        path = files.paths[name]
         if "gzip" not in request.headers.get("accept-encoding", ""):
             return FileResponse(path, media_type=media_type, headers=headers)  # streamed, not read whole
         async with compressing:

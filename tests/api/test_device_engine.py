@@ -1,7 +1,10 @@
 """The device engine in a real browser (Debian's Chromium) against a real server on the bundled model: its
 corrections are the server's on 300 FCE dev sentences (the language-model review off on the server, the spelling
-stage off on both), it sends no ``/v1/correct`` request, ``auto`` answers from the server when the device engine
-cannot load and from the device once it has, and the editor page corrects with it."""
+stage off on both, no edit held back on either), it sends no ``/v1/correct`` request, it applies the service's
+policy (``service.text.device_confidence``: each edit's confidence, those under the level's threshold times their
+class's multiplier neither shown nor applied, no fixed word rewritten) as the Python computes it, ``auto`` answers
+from the server when the device engine cannot load and from the device once it has, and the editor page corrects
+with it."""
 
 from __future__ import annotations
 
@@ -15,7 +18,11 @@ from playwright.sync_api import Browser, Page
 from service.config import DEFAULT_MODEL
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
-from service.engine.manifest import ModelManifest
+from service.engine.manifest import ModelManifest, level_keep_bias
+from service.text import device_confidence
+from service.text.confidence import TokenScores
+from service.text.edits import apply_edits
+from service.text.policy import LEVELS, MULTIPLIERS, required
 from service.text.segment import split_sentences
 from tests.api.clients import metric
 from tests.api.server import RunningServer, start_server
@@ -31,11 +38,12 @@ SENTENCE = "He go to school every days."
 CORRECTED = "He went to school every day."
 PARITY_LINES = 300
 NEAR_TIE = 0.1  # a first difference whose top-2 logit gap (on the service's side) is under this is numeric
-CORRECT_IN_PAGE = """async ([lines, engine]) => {
+CORRECT_IN_PAGE = """async ([lines, engine, options]) => {
   const answers = [];
-  for (const line of lines) answers.push(await window.gecserve.correct(line, {engine, spelling: false}));
+  for (const line of lines) answers.push(await window.gecserve.correct(line, {engine, spelling: false, ...options}));
   return answers;
 }"""
+POLICY_LINES = 200
 
 
 @pytest.fixture(scope="module")
@@ -82,11 +90,11 @@ def test_the_device_engine_corrects_as_the_server_does_and_sends_no_correct_requ
     ]
     page = open_editor(new_page(), bundled_server, "device")
     before = correct_requests(bundled_server)
-    device = page.evaluate(CORRECT_IN_PAGE, [lines, "device"])
+    device = page.evaluate(CORRECT_IN_PAGE, [lines, "device", {"minConfidence": 0}])
     assert correct_requests(bundled_server) == before  # nothing of the text reached the service
+    options = {"spelling": False, "min_confidence": 0}  # the models' corrections, none held back
     server = [
-        httpx.post(bundled_server.url + "/v1/correct", json={"text": line, "options": {"spelling": False}}).json()
-        for line in lines
+        httpx.post(bundled_server.url + "/v1/correct", json={"text": line, "options": options}).json() for line in lines
     ]
     assert all(answer["engine"] == "device" for answer in device)
     left = [i for i in range(len(lines)) if {s["dropped"] for s in device[i]["sentences"]} & {"protected", "language"}]
@@ -94,10 +102,19 @@ def test_the_device_engine_corrects_as_the_server_does_and_sends_no_correct_requ
     assert all(device[i]["edits"] == [] for i in left if len(device[i]["sentences"]) == 1)
     differ = [i for i in range(len(lines)) if device[i]["text"] != server[i]["text"] and i not in left]
     assert sum(answer["edits"] != [] for answer in device) > PARITY_LINES // 6  # it does correct
+    # the device's model corrects a misspelling in the spelling stage's stead, which the server (its stage off) leaves
+    words = device_confidence.device_words(Path(DEFAULT_MODEL) / str(ModelManifest.load(DEFAULT_MODEL).vocabulary))
+    spelt = [
+        i
+        for i in differ
+        if any(device_confidence.spelling_candidate(e["original"], e["replacement"], words) for e in device[i]["edits"])
+    ]
+    assert len(spelt) <= PARITY_LINES // 10
+    differ = [i for i in differ if i not in spelt]
     assert len(differ) <= 3, [(lines[i], server[i]["text"], device[i]["text"]) for i in differ]
     engine = Engine(Path(DEFAULT_MODEL), variant="int8")
     keep_bias = ModelManifest.load(Path(DEFAULT_MODEL)).keep_bias["default"]
-    for i in differ:  # each difference is explained: another sentence split, or a numeric near-tie
+    for i in differ:  # each other difference is explained: another sentence split, or a numeric near-tie
         spans = [(s.start, s.end) for s in split_sentences(lines[i])]
         if spans != [(s["start"], s["end"]) for s in device[i]["sentences"]] or len(spans) != 1:
             continue
@@ -106,6 +123,62 @@ def test_the_device_engine_corrects_as_the_server_does_and_sends_no_correct_requ
         ours = engine.codec.encode(device[i]["text"])
         first = next(k for k, (a, b) in enumerate(zip([*greedy.tokens, -1], [*ours, -1], strict=False)) if a != b)
         assert greedy.gaps[first] < NEAR_TIE, (lines[i], device[i]["text"], greedy.gaps[first])
+
+
+def test_the_device_engine_applies_the_policy_as_the_python_computes_it(
+    new_page: Callable[[], Page], bundled_server: RunningServer
+) -> None:
+    lines = [line for line in (DEV_DATA / "fce.dev.detok.src").read_text(encoding="utf-8").splitlines() if line]
+    plain = [line for line in lines if line.isascii() and line.strip() == line and not any(c.isdigit() for c in line)]
+    lines = [line for line in plain if len(split_sentences(line)) == 1][:POLICY_LINES]
+    page = open_editor(new_page(), bundled_server, "device")
+    answers = {
+        level: page.evaluate(CORRECT_IN_PAGE, [lines, "device", options])
+        for level, options in [
+            ("all", {"minConfidence": 0}),
+            ("none", {"minConfidence": 1}),
+            *((lv, {"level": lv}) for lv in LEVELS),
+        ]
+    }
+    engine = Engine(Path(DEFAULT_MODEL), variant="int8")
+    keep_bias = level_keep_bias(engine.manifest, "default")
+    fit_file = ModelManifest.load(Path(DEFAULT_MODEL)).extra["device_confidence"]
+    fit = device_confidence.DeviceConfidence.load(Path(DEFAULT_MODEL) / fit_file)
+    words = device_confidence.device_words(Path(DEFAULT_MODEL) / str(engine.manifest.vocabulary))
+    results = engine.generate(
+        [engine.codec.encode(line) for line in lines], "aggressive", keep_biases=[keep_bias] * len(lines)
+    )
+    compared, fixed, shown = 0, 0, dict.fromkeys(LEVELS, 0)
+    for i, (line, result) in enumerate(zip(lines, results, strict=True)):
+        everything = answers["all"][i]
+        assert answers["none"][i]["text"] == line and answers["none"][i]["edits"] == []  # held back, not applied
+        assert sum(s["held"] for s in answers["none"][i]["sentences"]) == len(everything["edits"])
+        assert all(0 <= edit["confidence"] <= 1 for edit in everything["edits"])
+        scores = TokenScores(*engine.codec.decode_with_ends(result.tokens), tuple(result.logprobs))
+        found_edits = device_confidence.sentence_edits(line, scores, words)
+        expected = [found for found in found_edits if not found.fixed]
+        if apply_edits(line, [f.edit for f in expected]) != everything["text"] or everything["sentences"][0]["dropped"]:
+            continue  # another output (a near-tie) or one left as written: nothing to compare
+        compared += 1
+        fixed += len(found_edits) - len(expected)
+        assert [(e["offset"], e["original"], e["replacement"]) for e in everything["edits"]] == [
+            (f.edit.start, f.edit.original, f.edit.replacement) for f in expected
+        ]
+        for edit, found in zip(everything["edits"], expected, strict=True):
+            assert abs(edit["confidence"] - fit.confidence(found.row)) <= 0.01  # the log-probabilities' kernels
+        for level, threshold in LEVELS.items():
+            kept = {(e["offset"], e["replacement"]) for e in answers[level][i]["edits"]}
+            shown[level] += len(kept)
+            if level_keep_bias(engine.manifest, level) != keep_bias:
+                continue  # decoded otherwise ("picky" leans less on the writer's words)
+            for edit, found in zip(everything["edits"], expected, strict=True):
+                need = required(found.lexical, threshold)
+                if abs(edit["confidence"] - need) > 0.01:
+                    assert ((edit["offset"], edit["replacement"]) in kept) == (edit["confidence"] >= need)
+    assert compared >= POLICY_LINES * 0.9 and fixed > 0  # some edits rewrote a fixed word: none was shown
+    everything = sum(len(answer["edits"]) for answer in answers["all"])
+    assert shown["safe"] < shown["default"] < everything and shown["default"] < shown["picky"], (shown, everything)
+    assert set(MULTIPLIERS) >= set(device_confidence.CLASSES)
 
 
 def test_device_edits_applied_to_the_text_give_its_correction(

@@ -1,20 +1,24 @@
 """``/device/model.json`` and ``/device/files/...`` (``service/api/device.py``) from a real server: what the device
 engine downloads, compressed, cached under URLs that carry each file's SHA-256, refused by name or digest, and no
-device engine where the model has no int8 variant or the runtime is not installed."""
+device engine where the model has no int8 variant or the runtime is not installed; the policy and the word list are
+the service's (``service.text.device_confidence``), with the model's device fit where it has one."""
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
 import httpx
 import pytest
 
-from service.api.device import RUNTIME, RUNTIME_DIR, DeviceFiles
+from service.api.device import POLICY_FILE, RUNTIME, RUNTIME_DIR, WORDS_FILE, DeviceFiles
 from service.config import DEFAULT_MODEL
-from service.engine.manifest import ModelManifest
+from service.engine.manifest import ModelManifest, level_keep_bias
+from service.text import device_confidence
+from service.text.policy import LEVELS, MULTIPLIERS
 from tests.api.server import RunningServer
 from tests.conftest import FIXTURE_MODEL
 
@@ -25,11 +29,14 @@ def test_the_model_description_names_every_file_by_its_digest(server: RunningSer
     described = httpx.get(server.url + "/device/model.json").json()
     manifest = ModelManifest.load(FIXTURE_MODEL)
     assert (described["name"], described["version"], described["variant"]) == (manifest.name, manifest.version, "int8")
-    assert set(described["files"]) == {"encoder", "decoder", "tokenizer", *RUNTIME}
+    assert set(described["files"]) == {"encoder", "decoder", "tokenizer", "policy", "words", *RUNTIME}
     assert described["contract"]["decoder_layers"] == manifest.decoder_layers
     assert described["contract"]["vocab_size"] == manifest.architecture["vocab_size"]
     assert described["max_text_chars"] == 20_000 and described["keep_bias"] == manifest.keep_bias
+    assert described["level_keep_bias"] == {level: level_keep_bias(manifest, level) for level in LEVELS}
     for role, file in described["files"].items():
+        if role in ("policy", "words"):
+            continue  # made by the service (below)
         local = (FIXTURE_MODEL / manifest.variants["int8"][role]) if role in ("encoder", "decoder") else None
         local = local or (FIXTURE_MODEL / manifest.tokenizer if role == "tokenizer" else RUNTIME_DIR / RUNTIME[role])
         digest, name = file["url"].split("/")[-2:]
@@ -78,3 +85,27 @@ def test_a_model_with_a_vocabulary_sends_it_for_the_device_s_language_check() ->
     digest = hashlib.sha256((DEFAULT_MODEL / manifest.vocabulary).read_bytes()).hexdigest()
     assert vocabulary["url"] == f"/device/files/{digest}/{manifest.vocabulary}"
     assert "vocabulary" not in DeviceFiles(FIXTURE_MODEL, 100).description()["files"]  # the fixture has none
+
+
+def test_the_policy_and_the_word_list_are_the_service_s(server: RunningServer, tmp_path: Path) -> None:
+    files = httpx.get(server.url + "/device/model.json").json()["files"]
+    words = httpx.get(server.url + files["words"]["url"], headers={"Accept-Encoding": "gzip"})
+    assert words.headers["content-type"] == "application/gzip" and words.headers.get("content-encoding") is None
+    assert words.content == device_confidence.words_file() and files["words"]["url"].endswith(WORDS_FILE)
+    assert len(words.content) == files["words"]["bytes"] < 1_500_000
+    assert device_confidence.DeviceWords.parse(words.content).zipf("the") > 7
+    policy = httpx.get(server.url + files["policy"]["url"])
+    assert files["policy"]["url"].split("/")[-2:] == [hashlib.sha256(policy.content).hexdigest(), POLICY_FILE]
+    assert policy.json()["levels"] == LEVELS and policy.json()["features"] == list(device_confidence.FEATURES)
+    assert policy.json()["multipliers"] == {name: MULTIPLIERS[name] for name in device_confidence.CLASSES}
+    assert policy.json()["weights"] == []  # the fixture model has no device fit: the model's own probability
+    fitted = tmp_path / "fitted"
+    shutil.copytree(FIXTURE_MODEL, fitted, ignore=shutil.ignore_patterns("hf"))
+    weights = [0.5] * len(device_confidence.FEATURES)
+    fit = {"features": list(device_confidence.FEATURES), "weights": weights}
+    (fitted / "device.json").write_text(json.dumps(fit), encoding="utf-8")
+    manifest = ModelManifest.load(fitted)
+    manifest.extra["device_confidence"] = "device.json"
+    manifest.save(fitted)
+    made = DeviceFiles(fitted, 100).made[POLICY_FILE]
+    assert made == device_confidence.policy_file(device_confidence.DeviceConfidence(tuple(weights)))

@@ -9,7 +9,9 @@
 // An engine is an object {name, available, reason, ready: Promise, correct(text, options) -> Promise<answer>}
 // registered with window.gecserve.registerEngine(engine). Three come with it: "server" (POST /v1/correct),
 // "device" (the model in the browser, in a Web Worker: static/device/; the page must come from the service's
-// origin, as a Worker's script must) and "auto" (the device once loaded, else the server).
+// origin, as a Worker's script must) and "auto" (the device once loaded, else the server). Options both models read:
+// `level` ("safe", "default", "picky") and `minConfidence` (/v1/correct's min_confidence): edits under it, times
+// their class's multiplier, are neither returned nor applied.
 "use strict";
 
 (function () {
@@ -67,6 +69,8 @@
     async correct(text, options = {}) {
       const body = { text, offset_unit: "utf16", options: { spelling: options.spelling !== false } };
       if (options.client) body.client = options.client;
+      if (options.level) body.options.level = options.level;
+      if (options.minConfidence != null) body.options.min_confidence = options.minConfidence;
       const answer = await post("/v1/correct", body, options.signal);
       return { ...answer, engine: "server" };
     },
@@ -129,7 +133,7 @@
         const id = next++;
         const answer = await new Promise((resolve, reject) => {
           waiting.set(id, { resolve, reject });
-          worker.postMessage({ type: "correct", id, text, keepBias: options.keepBias });
+          worker.postMessage({ type: "correct", id, text, keepBias: options.keepBias, level: options.level, minConfidence: options.minConfidence });
         });
         return { ...answer, engine: "device" };
       },

@@ -109,6 +109,16 @@ function addBias(scores, index, bias) {
   scores[index] = Math.fround(scores[index] + bias);
 }
 
+/** The log-probability of `token` under the logits of `scores` from `from` (`vocab` of them): types.py's
+ * token_logprobs, a stable log-softmax. */
+export function tokenLogprob(scores, from, vocab, token) {
+  let top = -Infinity;
+  for (let i = from; i < from + vocab; i++) if (scores[i] > top) top = scores[i];
+  let sum = 0;
+  for (let i = from; i < from + vocab; i++) sum += Math.exp(scores[i] - top);
+  return scores[from + token] - top - Math.log(sum);
+}
+
 // The first index of the largest value (numpy's argmax).
 function argmax(scores, from, vocab) {
   let best = from;
@@ -195,7 +205,8 @@ class SentenceState {
 
 /**
  * Aggressive decoding of one sentence's content ids: `model` is {contract, vocab, tensor(type, data, dims),
- * run(name, feeds) -> outputs}. Returns {tokens, passes, finished}.
+ * run(name, feeds) -> outputs}. Returns {tokens, passes, finished, logprobs}: each token's log-probability under the
+ * logits it was chosen from, the keep bias included (aggressive.py's DecodeResult.logprobs).
  */
 export async function decodeSentence(model, source, { keepBias = 0, maxDraft = 16, maxGuess = 16 } = {}) {
   const c = model.contract;
@@ -209,6 +220,7 @@ export async function decodeSentence(model, source, { keepBias = 0, maxDraft = 1
   const align = new Alignment([...source, c.eos_token_id], keepBias);
   const limit = defaultLimit(source.length, c);
   const tokens = [];
+  const logprobs = [];
   let pending = c.decoder_prefix_ids.slice();
   let passes = 0;
   for (;;) {
@@ -232,16 +244,18 @@ export async function decodeSentence(model, source, { keepBias = 0, maxDraft = 1
     let matched = 0;
     while (matched < drafted.length && argmax(scores, (base + matched) * vocab, vocab) === drafted[matched]) matched += 1;
     let gained = [...drafted.slice(0, matched), argmax(scores, (base + matched) * vocab, vocab)];
+    gained.forEach((token, k) => logprobs.push(tokenLogprob(scores, (base + k) * vocab, vocab, token)));
     const length = before + pending.length + matched;
     let finished = false;
     const eos = gained.indexOf(c.eos_token_id);
     if (eos >= 0) {
       gained = gained.slice(0, eos);
+      logprobs.length = tokens.length + eos;
       finished = true;
     }
     tokens.push(...gained);
-    if (finished) return { tokens, passes, finished: true };
-    if (tokens.length >= limit) return { tokens, passes, finished: false };
+    if (finished) return { tokens, passes, finished: true, logprobs };
+    if (tokens.length >= limit) return { tokens, passes, finished: false, logprobs };
     pending = [tokens[tokens.length - 1]];
     if (guessed !== null) {
       for (let end = tokens.length - gained.length + 1; end <= tokens.length; end++) align.follow(tokens.slice(0, end));
