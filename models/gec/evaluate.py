@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from models.gec.metrics import change_stats, corpus_gleu, detokenize, tokenize
-from service.commands.confidence_options import add_confidence_options, confidence_of
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.offline import correct_texts, model_review, model_speller
+from service.engine.offline_options import add_confidence_options, confidence_of
 from service.engine.report import table
 from service.engine.runtime import RuntimeOptions
 from service.text.confidence import ConfidenceModel

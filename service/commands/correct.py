@@ -15,10 +15,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from service.commands.confidence_options import add_confidence_options, confidence_of
 from service.config import DEFAULT_MODEL
 from service.engine.engine import Engine
 from service.engine.offline import correct_texts, model_review, model_speller
+from service.engine.offline_options import add_confidence_options, confidence_of
 from service.engine.runtime import RuntimeOptions
 
 

@@ -119,7 +119,8 @@ good better best well
 bad worse worst badly
 """
 _Y_SUFFIXES = ("ies", "ied", "ier", "iest", "ily")
-_IRREGULAR_LEMMA = {form: line.split()[0] for line in _IRREGULAR.strip().splitlines() for form in line.split()}
+# Each irregular form's lemma ("went": "go"), also sent to the device engine (``device_confidence``).
+IRREGULAR_LEMMA = {form: line.split()[0] for line in _IRREGULAR.strip().splitlines() for form in line.split()}
 
 
 def classify(edit: Edit, spelled: bool = False) -> str:
@@ -262,8 +263,8 @@ def _analyses(word: str) -> set[tuple[str, str]]:
     The word itself is ``(word, "")``; an irregular form is ``(base, "=form")``.
     """
     analyses = {(word, "")}
-    if word in _IRREGULAR_LEMMA:
-        analyses.add((_IRREGULAR_LEMMA[word], "=" + word))
+    if word in IRREGULAR_LEMMA:
+        analyses.add((IRREGULAR_LEMMA[word], "=" + word))
     for suffix in ("s", "es", "ed", "ing", "er", "est", "ly", *_Y_SUFFIXES):
         stem = word[: -len(suffix)]
         if not word.endswith(suffix) or len(stem) < 2:

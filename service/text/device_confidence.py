@@ -42,14 +42,14 @@ from pathlib import Path
 import regex
 import wordfreq
 
-from service.text.classify import _IRREGULAR_LEMMA, FUNCTION_WORDS, is_spelling_variant, same_word_forms
+from service.text.classify import FUNCTION_WORDS, IRREGULAR_LEMMA, is_spelling_variant, same_word_forms
 from service.text.confidence import LOGPROB_FLOOR, RARE_ZIPF, SentenceEvidence, TokenScores
 from service.text.edits import Edit
 from service.text.policy import (
-    _PRONOUN_I,
     CONFUSION_SETS,
     LEVELS,
     MULTIPLIERS,
+    PRONOUN_I,
     fixed_words,
     related,
     rewrites_fixed,
@@ -329,7 +329,7 @@ def policy_file(fit: DeviceConfidence) -> bytes:
         "misspelling_zipf_gap": MISSPELLING_ZIPF_GAP,
         "function_words": sorted(FUNCTION_WORDS),
         "confusion_sets": [list(group) for group in CONFUSION_SETS],
-        "irregular": dict(sorted(_IRREGULAR_LEMMA.items())),
-        "pronoun_i": sorted(_PRONOUN_I),
+        "irregular": dict(sorted(IRREGULAR_LEMMA.items())),
+        "pronoun_i": sorted(PRONOUN_I),
     }
     return json.dumps(data, separators=(",", ":")).encode("utf-8")

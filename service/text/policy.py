@@ -63,7 +63,7 @@ _CONFUSABLE = {word: frozenset(group) for group in CONFUSION_SETS for word in gr
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _INITIAL = re.compile(r"^[\W_]*")  # what may stand before a sentence's first word (quotes, brackets, a list marker)
-_PRONOUN_I = frozenset(("I", "Im", "Ive", "Ill", "Id"))
+PRONOUN_I = frozenset(("I", "Im", "Ive", "Ill", "Id"))  # "I" and its contractions without the apostrophe: no names
 Span = tuple[int, int]
 
 
@@ -79,7 +79,7 @@ def fixed_words(text: str, known: Callable[[str], bool], spelled: Sequence[Span]
         letters = word.replace("'", "").replace("’", "")
         fixed = (
             any(char.isdigit() for char in word)
-            or (letters[0].isupper() and match.start() > first and letters not in _PRONOUN_I)
+            or (letters[0].isupper() and match.start() > first and letters not in PRONOUN_I)
             or any(char.isupper() for char in letters[1:])
             or (
                 letters.isascii()

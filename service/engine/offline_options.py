@@ -1,5 +1,6 @@
-"""The command-line options of the offline commands (``gecserve correct``, ``gecserve eval``) that choose which
-edits are held back for their confidence, as the service holds them back for a request's level."""
+"""The command-line options of the offline batch path's commands (``gecserve correct``, ``gecserve eval``) that
+choose which edits ``offline.correct_texts`` holds back for their confidence, as the service holds them back for a
+request's level."""
 
 from __future__ import annotations
 
