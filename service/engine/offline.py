@@ -86,7 +86,7 @@ def correct_texts(
         keep_bias = level_keep_bias(engine.manifest, level) if takes_keep_bias(decoding) else 0.0
     spell = speller.corrections if speller is not None else None
     english = language_identifier().english_sentences
-    known = speller.is_word if speller is not None else None
+    known = speller.may_rewrite if speller is not None else None
     plans = [plan_units(t, engine.codec, engine.max_source_tokens, spell, english, known) for t in texts]
     flat = [(p, u) for p, units in enumerate(plans) for u in range(len(units))]
     outputs: dict[int, str] = {

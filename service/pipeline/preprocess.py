@@ -45,7 +45,7 @@ class _Planner:
 
     def plan(self, texts: Sequence[str], spelling: bool) -> list[list[Unit]]:
         spell = self.speller.corrections if spelling and self.speller is not None else None
-        known = self.speller.is_word if self.speller is not None else None
+        known = self.speller.may_rewrite if self.speller is not None else None
         english = self.languages.english_sentences
         return [plan_units(text, self.codec, self.max_tokens, spell, english, known) for text in texts]
 

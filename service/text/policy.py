@@ -70,8 +70,8 @@ Span = tuple[int, int]
 def fixed_words(text: str, known: Callable[[str], bool], spelled: Sequence[Span] = ()) -> list[Span]:
     """The spans of ``text`` (one sentence as the model reads it) holding words the model may not rewrite, as they
     are names, products or jargon: capitalised after the sentence's first word (or all capitals), written in
-    CamelCase, with a digit, or unknown to ``known`` (the spelling stage's real words) where the stage had no close
-    candidate (``spelled``: the spans it replaced). "I" is no name."""
+    CamelCase, with a digit, or unknown to ``known`` (the spelling stage's real words and the misspellings it has a
+    close candidate for) where the stage did not replace it (``spelled``: the spans it replaced). "I" is no name."""
     first = _INITIAL.match(text).end()  # type: ignore[union-attr]
     found = []
     for match in _WORD.finditer(text):

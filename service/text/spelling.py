@@ -291,6 +291,11 @@ class Speller:
         or informal (``_unknown``'s opposite)."""
         return not self._unknown(word)
 
+    def may_rewrite(self, word: str) -> bool:
+        """Whether the model may rewrite the lowercase ``word``: a word (``is_word``), or a misspelling the stage has
+        a close candidate for; an unknown word without one is a name, a product or jargon."""
+        return self.is_word(word) or irregular_forms(word) is not None or bool(self.candidates(word))
+
     def _unknown(self, word: str) -> bool:
         """A lowercase word of 3 letters or more, no apostrophe, neither known (the stage's dictionary, or a real word
         of the larger ``vocabulary`` other than an irregular verb written as regular) nor informal: one the stage may

@@ -96,7 +96,8 @@ English = Callable[[str, Sequence[tuple[int, int]]], list[bool]]
 """Which sentences of a paragraph are English (``service.text.language.LanguageIdentifier.english_sentences``)."""
 
 Known = Callable[[str], bool]
-"""Whether a lowercase word is a real word (``service.text.spelling.Speller.is_word``)."""
+"""Whether the model may rewrite a lowercase word: a real word, or a misspelling with a close candidate
+(``service.text.spelling.Speller.may_rewrite``)."""
 
 
 class Codec(Protocol):
@@ -208,8 +209,18 @@ def _edit_id(unit: Unit, edit: Edit) -> str:
 def _mapped(unit: Unit, corrected: str) -> list[tuple[Edit, Edit, bool]]:
     """The unit's edits, each on the unit's view and on paragraph offsets, with whether it is one the spelling stage
     made, without those touching characters the model cannot read, a protected span, or a word the model may not
-    rewrite (``Unit.fixed``)."""
-    edits = extract_edits(unit.normalized.text, corrected)
+    rewrite (``Unit.fixed``): an edit of several words that rewrites one is taken word for word, so that the words
+    beside it are still corrected ("expresse themself" -> "express themselves" keeps "themselves")."""
+    edits = [
+        part
+        for edit in extract_edits(unit.normalized.text, corrected)
+        for part in (
+            _word_for_word(edit)
+            if edit not in unit.spelling
+            and rewrites_fixed(edit.start, edit.end, edit.original, edit.replacement, unit.fixed)
+            else [edit]
+        )
+    ]
     mapped = map_edits(edits, unit.normalized, unit.start)
     return [
         (edit, on_paragraph, edit in unit.spelling)
@@ -222,6 +233,19 @@ def _mapped(unit: Unit, corrected: str) -> list[tuple[Edit, Edit, bool]]:
             or not rewrites_fixed(edit.start, edit.end, edit.original, edit.replacement, unit.fixed)
         )
     ]
+
+
+def _word_for_word(edit: Edit) -> list[Edit]:
+    """``edit`` as one edit a word where both sides have as many words, separated alike; else ``edit`` alone."""
+    old, new = edit.original.split(" "), edit.replacement.split(" ")
+    if len(old) < 2 or len(old) != len(new):
+        return [edit]
+    parts, position = [], edit.start
+    for before, after in zip(old, new, strict=True):
+        if before != after:
+            parts.append(Edit(position, position + len(before), before, after))
+        position += len(before) + 1
+    return parts
 
 
 def _touches(edit: Edit, spans: Sequence[Span]) -> bool:

@@ -116,7 +116,7 @@ def test_typing_underlines_and_accept_corrects_the_text(editor: Page) -> None:
     assert editor.inner_text("#card-category") == "Article or determiner"
     assert editor.get_attribute("#card-category", "title") == "ERRANT category R:DET"
     assert "R:DET" not in editor.inner_text("#card") and "DET" not in editor.inner_text("#legend")
-    assert editor.is_hidden("#card-confidence")  # the answer gives none: nothing is shown
+    assert editor.is_visible("#card-confidence") and "%" in editor.inner_text("#card-confidence")  # the edit's own
     editor.click("#accept")
     editor.wait_for_selector("#feedback-status[data-status='200']")
     assert "Accepted" in editor.inner_text("#feedback-status")
