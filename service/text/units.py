@@ -4,18 +4,21 @@ A unit is one sentence (or one piece of a sentence longer than the model's maxim
 model sees it: its view (``normalize.model_view``: normalised, markdown syntax and characters the
 model cannot read left out, URLs, e-mail, code and the like read as one placeholder word), the
 spelling stage's word replacements on it, the text the model reads (both together), its token ids,
-where it sits in the original paragraph, and the protected spans around it
-(``service.text.protect``). A unit the model cannot read (``service.text.script``), or in another
-language (``service.text.language``), is not decoded (nor spelled): its text is its output.
+where it sits in the original paragraph, the protected spans around it (``service.text.protect``) and
+the words the model may not rewrite (names, terms: ``policy.fixed_words``). A unit the model cannot read
+(``service.text.script``), or in another language (``service.text.language``), is not decoded (nor spelled): its
+text is its output.
 
 ``assemble`` turns the model's corrected unit texts into typed edits on the original paragraph and
 the corrected paragraph. An output the guard (``service.text.guard``) finds degenerate is dropped
 whole (the sentence stays as written, and the reason is reported). Otherwise the diff of the view
 and the output is the only source of edits, keeping only those of characters the model reads and
-none that touches a protected span: so a spelling replacement is an edit only where the model's
-output keeps it, and is typed ``spelling`` when it comes out as the stage made it. Each edit also has its ERRANT
-category (``service.text.categories``; ``R:SPELL`` for the spelling stage's) and a message for the writer
-(``service.text.messages``), both read with the paragraph around it.
+none that touches a protected span or rewrites a fixed word: so a spelling replacement is an edit only where the
+model's output keeps it, and is typed ``spelling`` when it comes out as the stage made it. Each edit also has its
+ERRANT category (``service.text.categories``; ``R:SPELL`` for the spelling stage's) and a message for the writer
+(``service.text.messages``), both read with the paragraph around it, and its confidence (``service.text.confidence``,
+from the model's token log-probabilities where the decoding recorded them); edits under the threshold of ``Scoring``
+are held back, neither returned nor applied.
 """
 
 from __future__ import annotations
