@@ -11,8 +11,10 @@ the request's own ``min_confidence``. The multiplier is ``MULTIPLIERS``' entry f
 - a morphological edit (the same lemma: ``R:NOUN:NUM``, ``R:VERB:FORM``...), a closed-class edit (determiners,
   prepositions, pronouns, auxiliaries, conjunctions, particles), or a punctuation or case edit.
 
-The multipliers were chosen from what ``python -m models.gec.precision`` measures on the dev sets: the share of each
-category's edits that are right at each confidence.
+The multipliers weigh what a wrong edit of each class costs a writer (a changed content word changes the meaning; a
+wrong article is undone in a keystroke); ``python -m models.gec.precision`` measures, for each class and each ERRANT
+category, the share of its edits on the dev sets that are right at each confidence, kept and held back at each level
+(``docs/benchmarks/precision.json``).
 """
 
 from __future__ import annotations
