@@ -206,7 +206,7 @@ class ModelBuilder:
                 queues = LocalQueues(engines, policy, hooks, continuous=settings.continuous_strategies)
             await queues.start()
             review = await asyncio.to_thread(model_review, source.path) if settings.lm_review else None
-            scoring = await asyncio.to_thread(model_scoring, source.path, review)
+            scoring = await asyncio.to_thread(model_scoring, source.path, review, preprocessor.speller)
             model_key = f"{manifest.name}\x1f{manifest.version}\x1f{variant}"
             dispatcher = SentenceDispatcher(
                 queues, self.cache, preprocessor.codec, self.metrics, model_key, settings.max_queue, review

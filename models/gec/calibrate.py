@@ -25,7 +25,6 @@ as ``device_confidence``.
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
 import random
@@ -35,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from models.gec.corpora import read_lines
+from models.gec.edit_labels import is_right, reference_edits, reliability
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.manifest import level_keep_bias
@@ -43,7 +44,7 @@ from service.engine.report import table
 from service.engine.runtime import RuntimeOptions
 from service.text import device_confidence
 from service.text.confidence import FEATURES, UNCALIBRATED, TokenScores, features
-from service.text.edits import Edit, extract_edits
+from service.text.edits import Edit
 from service.text.guard import degenerate
 from service.text.segment import split_sentences
 from service.text.units import Assembled
@@ -54,11 +55,6 @@ DEVICE_BATCH = 64
 LEARNER_SETS = ("fce", "wi_locness", "nucle", "lang8")
 CLEAN_SOURCES = ("wikipedia", "reuters21578", "brown", "openstax_ccby", "peps", "rustbook", "novels100", "scitldr")
 L2 = 1.0  # the regularisation of the weights (not the bias), in units of one edit's log-likelihood
-BINS = 10
-
-
-def _lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").rstrip("\n").split("\n")
 
 
 def learner_pairs(data: Path, count: int, rng: random.Random) -> list[tuple[str, str]]:
@@ -66,8 +62,8 @@ def learner_pairs(data: Path, count: int, rng: random.Random) -> list[tuple[str,
     pairs: list[tuple[str, str]] = []
     for name in LEARNER_SETS:
         sources, targets = (
-            _lines(data / "train" / f"{name}.train.detok.src"),
-            _lines(data / "train" / f"{name}.train.detok.tgt"),
+            read_lines(data / "train" / f"{name}.train.detok.src"),
+            read_lines(data / "train" / f"{name}.train.detok.tgt"),
         )
         both = [(s, t) for s, t in zip(sources, targets, strict=True) if s.strip() and t.strip() and len(s) < 400]
         pairs += rng.sample(both, min(len(both), count // len(LEARNER_SETS)))
@@ -78,8 +74,8 @@ def clean_sentences(data: Path, count: int, rng: random.Random) -> list[str]:
     """``count`` clean sentences drawn evenly from the monolingual sources."""
     found: list[str] = []
     for name in CLEAN_SOURCES:
-        with gzip.open(data / "mono" / f"en.{name}.txt.gz", "rt", encoding="utf-8") as lines:
-            sentences = [line.strip() for line in lines if 20 <= len(line.strip()) < 400]
+        lines = (line.strip() for line in read_lines(data / "mono" / f"en.{name}.txt.gz"))
+        sentences = [line for line in lines if 20 <= len(line) < 400]
         found += rng.sample(sentences, min(len(sentences), count // len(CLEAN_SOURCES)))
     return found
 
@@ -89,12 +85,12 @@ def labelled_rows(
 ) -> Iterator[tuple[list[float], int]]:
     """Each edit's feature row and whether the reference has the same edit."""
     for assembled, reference, source in zip(corrected, references, sources, strict=True):
-        wanted = {(e.start, e.end, e.replacement) for e in extract_edits(source, reference)}
+        wanted = reference_edits(source, [reference])
         for edit in [*assembled.edits, *assembled.held]:
             if edit.evidence is None:
                 continue
             row = features(Edit(edit.start, edit.end, edit.original, edit.replacement), edit.evidence)
-            yield row, int((edit.start, edit.end, edit.replacement) in wanted)
+            yield row, int(is_right(edit, wanted))
 
 
 def device_rows(
@@ -123,7 +119,7 @@ def device_rows(
             for found in device_confidence.sentence_edits(source, scores, words):
                 edit = found.edit
                 if not found.fixed:
-                    yield found.row, int((edit.start, edit.end, edit.replacement) in wanted)
+                    yield found.row, int(is_right(edit, wanted))
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, iterations: int = 50) -> np.ndarray:
@@ -141,24 +137,6 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, iterations: int =
         if np.abs(step).max() < 1e-7:
             break
     return weights
-
-
-def reliability(probabilities: np.ndarray, labels: np.ndarray, bins: int = BINS) -> list[dict[str, float]]:
-    """Edits binned by probability: each bin's range, count, mean probability and share right."""
-    rows = []
-    for k in range(bins):
-        low, high = k / bins, (k + 1) / bins
-        inside = (probabilities >= low) & ((probabilities < high) if k < bins - 1 else (probabilities <= high))
-        count = int(inside.sum())
-        rows.append(
-            {
-                "bin": f"{low:.1f}-{high:.1f}",
-                "edits": count,
-                "confidence": float(probabilities[inside].mean()) if count else 0.0,
-                "right": float(labels[inside].mean()) if count else 0.0,
-            }
-        )
-    return rows
 
 
 def ship(model_dir: Path, fit: dict[str, object], name: str = FIT_FILE, key: str = "confidence") -> None:
@@ -225,8 +203,8 @@ def _fit_and_ship(
     y = np.array([label for _, label in rows], dtype=np.float64)
     weights = fit_logistic(x, y)
     probabilities = 1.0 / (1.0 + np.exp(-np.clip(x @ weights, -30, 30)))
-    curve = reliability(probabilities, y)
-    print(table(curve, ["bin", "edits", "confidence", "right"]))
+    curve = reliability(zip(probabilities.tolist(), (y == 1).tolist(), strict=True))
+    print(table(curve, ["low", "high", "edits", "right", "share_right", "mean_confidence"]))
     print(
         table(
             [{"feature": f, "weight": round(float(w), 4)} for f, w in zip(names, weights, strict=True)],

@@ -50,11 +50,15 @@ def model_confidence(model_dir: Path) -> ConfidenceModel:
     return ConfidenceModel.load(model_dir / name) if name is not None else UNCALIBRATED
 
 
-def model_scoring(model_dir: Path, review: LanguageModelReview | None) -> Scoring:
+def model_scoring(model_dir: Path, review: LanguageModelReview | None, speller: Speller | None = None) -> Scoring:
     """How a model folder's edits get their confidence, as the service scores them (none held back): its fit, the
-    language model of its ``review``, and the learners' letter edits of its spelling ranking."""
+    language model of its ``review``, and the learners' letter edits of its spelling ranking (the loaded ``speller``'s
+    where there is one, else read from the folder: 24 MB not held twice)."""
     manifest = ModelManifest.load(model_dir)
-    ranking = Ranker.load(model_dir / manifest.spelling_model) if manifest.spelling_model else None
+    if speller is not None:
+        ranking = speller.ranker
+    else:
+        ranking = Ranker.load(model_dir / manifest.spelling_model) if manifest.spelling_model else None
     return Scoring(
         model_confidence(model_dir),
         review.model if review is not None else None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from tokenizers import Tokenizer
@@ -55,15 +56,10 @@ class TextCodec:
         """``decode(ids)``, and where each of ``ids`` ends in that text (code points; a special token ends where
         the one before it does, and the bytes of one character share its end)."""
         text = self.decode(ids)
-        pieces = [self.decode([i]) for i in ids]
+        pieces = self.tokenizer.decode_batch([[] if i in self.special_ids else [i] for i in ids])
         if sum(len(piece) for piece in pieces) != len(text):  # a character split between tokens
-            pieces = [self.decode(ids[: k + 1]) for k in range(len(ids))]
-            return text, tuple(len(piece) for piece in pieces)
-        ends, position = [], 0
-        for piece in pieces:
-            position += len(piece)
-            ends.append(position)
-        return text, tuple(ends)
+            return text, tuple(len(self.decode(ids[: k + 1])) for k in range(len(ids)))
+        return text, tuple(itertools.accumulate(len(piece) for piece in pieces))
 
     def decode_batch(self, batch: list[list[int]]) -> list[str]:
         return [self.decode(ids) for ids in batch]

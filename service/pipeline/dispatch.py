@@ -223,11 +223,11 @@ class SentenceDispatcher:
     def _outputs(self, result: DecodeResult) -> UnitOutputs:
         """A decode's outputs as text, best first, and the best one's tokens' log-probabilities where the decoding
         recorded them."""
-        texts = [self.codec.decode(h.tokens) for h in result.hypotheses] or [self.codec.decode(result.tokens)]
         if not result.logprobs:
+            texts = [self.codec.decode(h.tokens) for h in result.hypotheses] or [self.codec.decode(result.tokens)]
             return UnitOutputs(texts)
-        text, ends = self.codec.decode_with_ends(result.tokens)
-        return UnitOutputs(texts, TokenScores(text, ends, tuple(result.logprobs)))
+        text, ends = self.codec.decode_with_ends(result.tokens)  # greedy, aggressive: one output
+        return UnitOutputs([text], TokenScores(text, ends, tuple(result.logprobs)))
 
     def _reviewed(self, queue: str, jobs: Sequence[Job], outputs: list[UnitOutputs]) -> list[UnitOutputs]:
         """Each sentence's outputs with the best one reviewed against what the model read (counted by queue)."""

@@ -70,7 +70,8 @@ FEATURES = (
 Channel = Callable[[str, str], float]
 """log P(typed | meant) of a misspelling (``letter_edits.LetterEdits.log_prob``)."""
 
-_WORDS = re.compile(r"[A-Za-z]+")
+WORD_PATTERN = r"[A-Za-z]+"  # the words a sentence's evidence counts (the device engine counts the same)
+_WORDS = re.compile(WORD_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -114,12 +115,13 @@ class SentenceEvidence:
     log_edits: float
 
     @classmethod
-    def of(cls, text: str, edits: int) -> SentenceEvidence:
-        """The evidence of ``text`` (one sentence), which has ``edits`` edits."""
+    def of(cls, text: str, edits: int, frequency: Callable[[str], float] = zipf) -> SentenceEvidence:
+        """The evidence of ``text`` (one sentence), which has ``edits`` edits; ``frequency``: a word's Zipf value
+        (``vocabulary.zipf``, or the device's rounded copy of the list)."""
         words = _WORDS.findall(text)
         if not words:
             return cls(0.0, 0.0, 0.0, 0.0, 0.0, math.log(max(1, edits)))
-        frequencies = [zipf(word) for word in words]
+        frequencies = [frequency(word) for word in words]
         capitals = sum(word[0].isupper() for word in words[1:])
         return cls(
             sum(f < RARE_ZIPF for f in frequencies) / len(words),
@@ -158,8 +160,9 @@ def unit_evidence(
     the spelling stage made each): ``scores`` is the model's output and its tokens' log-probabilities, ``lm`` the
     language model that scores the sentence with and without each edit, ``channel`` how likely learners make each
     misspelling."""
-    model_positions = _model_positions(source, scores)
-    moved = _moved_words(source, edits, scores)
+    model_edits = extract_edits(source, scores.text) if scores is not None else []  # the model's own, once
+    model_positions = _model_positions(model_edits)
+    moved = _moved_words(model_edits, edits)
     deltas = _lm_deltas(source, final, edits, lm)
     sentence = SentenceEvidence.of(source, len(edits))
     found = []
@@ -177,26 +180,22 @@ def unit_evidence(
     return found
 
 
-def _moved_words(source: str, edits: Sequence[Edit], scores: TokenScores | None) -> set[str]:
-    """The words the model inserted in ``source`` that the final ``edits`` do not insert: where the model moved a
-    word ("I like very much football." -> "I like football very much.") and the review kept only its deletion."""
-    if scores is None:
-        return set()
+def _moved_words(model_edits: Sequence[Edit], edits: Sequence[Edit]) -> set[str]:
+    """The words the model's edits insert that the final ``edits`` do not: where the model moved a word ("I like
+    very much football." -> "I like football very much.") and the review kept only its deletion."""
     final = {(e.start, e.end, e.replacement) for e in edits}
     return {
         word
-        for edit in extract_edits(source, scores.text)
+        for edit in model_edits
         if (edit.start, edit.end, edit.replacement) not in final
         for word in edit.replacement.lower().split()
     }
 
 
-def _model_positions(source: str, scores: TokenScores | None) -> dict[tuple[int, int, str], int]:
+def _model_positions(model_edits: Sequence[Edit]) -> dict[tuple[int, int, str], int]:
     """Where each of the model's own edits (source to its output) starts in its output."""
-    if scores is None:
-        return {}
     positions, shift = {}, 0
-    for edit in extract_edits(source, scores.text):
+    for edit in model_edits:
         positions[(edit.start, edit.end, edit.replacement)] = edit.start + shift
         shift += len(edit.replacement) - (edit.end - edit.start)
     return positions

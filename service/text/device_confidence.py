@@ -43,7 +43,7 @@ import regex
 import wordfreq
 
 from service.text.classify import FUNCTION_WORDS, IRREGULAR_LEMMA, is_spelling_variant, same_word_forms
-from service.text.confidence import LOGPROB_FLOOR, RARE_ZIPF, SentenceEvidence, TokenScores
+from service.text.confidence import LOGPROB_FLOOR, RARE_ZIPF, WORD_PATTERN, SentenceEvidence, TokenScores
 from service.text.edits import Edit
 from service.text.policy import (
     CONFUSION_SETS,
@@ -72,7 +72,6 @@ FEATURES = (
     *(f"class_{name}" for name in CLASSES[1:]),  # the first class is the baseline
 )
 
-WORD_PATTERN = r"[A-Za-z]+"  # the words a sentence's evidence counts (``confidence.SentenceEvidence``'s)
 LEXICAL_PATTERN = r"[\p{L}\p{N}]+(?:['’][\p{L}\p{N}]+)*"  # the words of an edit its class reads
 PIECE_PATTERN = r"\s+|[\p{L}\p{M}\p{N}_]+|[^\p{L}\p{M}\p{N}_\s]"  # edits.mjs's PIECE: what the diff aligns
 _WORDS = regex.compile(WORD_PATTERN)
@@ -235,23 +234,6 @@ def spelling_candidate(original: str, replacement: str, words: DeviceWords) -> b
     return close and not words.known(original) and words.known(replacement)
 
 
-def sentence_evidence(text: str, edits: int, words: DeviceWords) -> SentenceEvidence:
-    """``SentenceEvidence.of``, with ``words``' frequencies."""
-    found = _WORDS.findall(text)
-    if not found:
-        return SentenceEvidence(0.0, 0.0, 0.0, 0.0, 0.0, math.log(max(1, edits)))
-    frequencies = [words.zipf(word) for word in found]
-    capitals = sum(word[0].isupper() for word in found[1:])
-    return SentenceEvidence(
-        sum(f < RARE_ZIPF for f in frequencies) / len(found),
-        sum(f == 0 for f in frequencies) / len(found),
-        sum(frequencies) / len(found),
-        math.log(1 + len(found)),
-        capitals / max(1, len(found) - 1),
-        math.log(max(1, edits)),
-    )
-
-
 @dataclass(frozen=True)
 class DeviceEdit:
     """One edit of a sentence by the device's model, with what the device reads of it."""
@@ -266,7 +248,7 @@ def sentence_edits(source: str, scores: TokenScores, words: DeviceWords) -> list
     """The edits of the model's output (``scores.text``, with its tokens' ends and log-probabilities) of the
     sentence ``source``, and each one's evidence."""
     edits = diff_edits(source, scores.text)
-    sentence = sentence_evidence(source, len(edits), words)
+    sentence = SentenceEvidence.of(source, len(edits), words.zipf)
     spelled = [(e.start, e.end) for e in edits if spelling_candidate(e.original, e.replacement, words)]
     fixed = fixed_words(source, words.known, spelled)
     found, shift = [], 0

@@ -153,9 +153,7 @@ class Speller:
         for word, count in vocabulary.items():
             if word not in self.symspell.words:
                 self.symspell.create_dictionary_entry(word, count)
-        self.vocabulary = Vocabulary(
-            self.known, lambda word: self.closest(word, 1), self.splits, lambda word: self.closest(word, MAX_DISTANCE)
-        )
+        self.vocabulary = Vocabulary(self.known, self.neighbours, self.splits)
 
     @classmethod
     def load(cls, vocabulary_path: Path, ranker_path: Path | None = None) -> Speller:
@@ -168,8 +166,12 @@ class Speller:
 
     def closest(self, word: str, max_distance: int) -> list[str]:
         """The closest known words to ``word`` that are plausible misspellings of it, most frequent first."""
+        return [term for term, _ in self.neighbours(word, max_distance)]
+
+    def neighbours(self, word: str, max_distance: int = MAX_DISTANCE) -> list[tuple[str, int]]:
+        """``closest``'s words, each with its distance (all the same)."""
         return [
-            item.term
+            (item.term, item.distance)
             for item in self.symspell.lookup(word, Verbosity.CLOSEST, max_distance)
             if plausible_distance(max(len(word), len(item.term)), item.distance)
         ]

@@ -214,16 +214,9 @@ def _mapped(unit: Unit, corrected: str) -> list[tuple[Edit, Edit, bool]]:
     made, without those touching characters the model cannot read, a protected span, or a word the model may not
     rewrite (``Unit.fixed``): an edit of several words that rewrites one is taken word for word, so that the words
     beside it are still corrected ("expresse themself" -> "express themselves" keeps "themselves")."""
-    edits = [
-        part
-        for edit in extract_edits(unit.normalized.text, corrected)
-        for part in (
-            _word_for_word(edit)
-            if edit not in unit.spelling
-            and rewrites_fixed(edit.start, edit.end, edit.original, edit.replacement, unit.fixed)
-            else [edit]
-        )
-    ]
+    edits: list[Edit] = []
+    for edit in extract_edits(unit.normalized.text, corrected):
+        edits += [edit] if _may_change(unit, edit) else [p for p in _word_for_word(edit) if _may_change(unit, p)]
     mapped = map_edits(edits, unit.normalized, unit.start)
     return [
         (edit, on_paragraph, edit in unit.spelling)
@@ -231,11 +224,13 @@ def _mapped(unit: Unit, corrected: str) -> list[tuple[Edit, Edit, bool]]:
         if editable(on_paragraph.original)
         and editable(on_paragraph.replacement)
         and not _touches(on_paragraph, unit.protected)
-        and (
-            edit in unit.spelling
-            or not rewrites_fixed(edit.start, edit.end, edit.original, edit.replacement, unit.fixed)
-        )
     ]
+
+
+def _may_change(unit: Unit, edit: Edit) -> bool:
+    """Whether ``edit`` (on the unit's view) is the spelling stage's or rewrites none of the unit's fixed words."""
+    fixed = unit.fixed
+    return edit in unit.spelling or not rewrites_fixed(edit.start, edit.end, edit.original, edit.replacement, fixed)
 
 
 def _word_for_word(edit: Edit) -> list[Edit]:

@@ -4,10 +4,10 @@ and never lets the model replace by an unrelated word without the confidence to 
 The words are ``wordfreq``'s large English list (321k words with their frequencies, from Wikipedia, subtitles, news,
 books, the web and more: technical, legal, scientific and business vocabulary, British and American spellings,
 names, and the inflections of each as they are used). Being in that list is not enough: web text holds the common
-misspellings too ("freind", "recieve", "untill"). A listed word is known unless a word one edit from it (``closest``,
-the spelling stage's dictionary) is ``MISSPELLING_ZIPF_GAP`` or more more frequent on the Zipf scale (log10 of uses
-per billion words): "freind" (2.1) beside "friend" (5.4) is a misspelling; "config" (2.9), with no such neighbour, and
-"docs" (3.5), in the spelling stage's own dictionary, are words. Two edits away, the gap is
+misspellings too ("freind", "recieve", "untill"). A listed word is known unless a word one edit from it
+(``Speller.neighbours``, the spelling stage's dictionary) is ``MISSPELLING_ZIPF_GAP`` or more more frequent on the
+Zipf scale (log10 of uses per billion words): "freind" (2.1) beside "friend" (5.4) is a misspelling; "config" (2.9),
+with no such neighbour, and "docs" (3.5), in the spelling stage's own dictionary, are words. Two edits away, the gap is
 ``FAR_MISSPELLING_ZIPF_GAP``: "tommorow" (2.3) beside "tomorrow" (5.2) is a misspelling, "subtree" (2.0) beside "subtle"
 (4.1) a word.
 
@@ -53,8 +53,8 @@ def _zipf(lower: str) -> float:
     return wordfreq.zipf_frequency(lower, "en", wordlist="large")
 
 
-Neighbours = Callable[[str], Iterable[str]]
-"""The known words one edit from a word (``spelling.Speller.closest`` with distance 1)."""
+Neighbours = Callable[[str], Iterable[tuple[str, int]]]
+"""The closest known words to a word, one or two edits away, with their distance (``spelling.Speller.neighbours``)."""
 
 Splits = Callable[[str], bool]
 """Whether a word is two frequent words seen together, written as one ("aswell", "infact": ``Speller.splits``)."""
@@ -62,22 +62,15 @@ Splits = Callable[[str], bool]
 
 class Vocabulary:
     """Which words are real English words (``knows``). ``dictionary``: the spelling stage's own words, each known;
-    ``neighbours``: its words one edit away (``far_neighbours``: two), which tell a listed misspelling from a word;
-    ``splits``: whether a listed
-    word is two words run together ("aswell"), a misspelling too."""
+    ``neighbours``: its closest words, which tell a listed misspelling from a word; ``splits``: whether a listed word
+    is two words run together ("aswell"), a misspelling too."""
 
-    def __init__(
-        self,
-        dictionary: Callable[[str], bool],
-        neighbours: Neighbours,
-        splits: Splits | None = None,
-        far_neighbours: Neighbours | None = None,
-    ) -> None:
+    def __init__(self, dictionary: Callable[[str], bool], neighbours: Neighbours, splits: Splits | None = None) -> None:
         self.dictionary = dictionary
         self.neighbours = neighbours
-        self.far_neighbours = far_neighbours
         self.splits = splits
         self._known = functools.lru_cache(maxsize=65536)(self._find)
+        self._listed = functools.lru_cache(maxsize=65536)(self._listed_word)  # a derived word's parts recur
 
     def knows(self, word: str) -> bool:
         """Whether ``word`` (any case) is a real English word: never a misspelling (the module docstring)."""
@@ -89,18 +82,17 @@ class Vocabulary:
             return True
         if _zipf(lower) > 0:
             return self._listed(lower)
-        near = max((_zipf(other) for other in self.neighbours(lower)), default=0.0)
+        near = max((_zipf(other) for other, distance in self.neighbours(lower) if distance == 1), default=0.0)
         run_together = self.splits is not None and self.splits(lower)  # "allday" is "all day", not a compound
         return near < NEIGHBOUR_MAX_ZIPF and not run_together and self._derived(lower)
 
-    def _listed(self, lower: str) -> bool:
+    def _listed_word(self, lower: str) -> bool:
+        """A listed word that is no misspelling: neither run together nor far less common than a close word."""
         frequency = _zipf(lower)
         if self.splits is not None and self.splits(lower):
             return False
-        if not all(_zipf(other) < frequency + MISSPELLING_ZIPF_GAP for other in self.neighbours(lower)):
-            return False
-        far = self.far_neighbours(lower) if self.far_neighbours is not None else ()
-        return all(_zipf(other) < frequency + FAR_MISSPELLING_ZIPF_GAP for other in far)
+        gaps = {1: MISSPELLING_ZIPF_GAP, 2: FAR_MISSPELLING_ZIPF_GAP}
+        return all(_zipf(other) < frequency + gaps[distance] for other, distance in self.neighbours(lower))
 
     def _word(self, part: str, floor: float) -> bool:
         """A part of a derived word: a listed word at least ``floor`` common (or in the spelling stage's

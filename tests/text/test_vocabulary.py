@@ -54,7 +54,7 @@ def test_a_misspelling_made_of_known_parts_is_still_one_where_a_common_word_is_o
     def listed(word: str) -> bool:
         return word in {"advice", "able", "friend"}
 
-    vocabulary = Vocabulary(listed, lambda word: ["friend"] if word == "freinds" else [])
+    vocabulary = Vocabulary(listed, lambda word: [("friend", 1)] if word == "freinds" else [])
     assert vocabulary.knows("adviceable")  # a known word and a suffix, nothing close
     assert not vocabulary.knows("freinds")  # "friend" + "s" with "friend" one edit away: no derivation
 

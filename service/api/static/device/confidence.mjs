@@ -13,7 +13,7 @@
 
 import { diffEdits } from "./edits.mjs";
 
-const WORDS = /[A-Za-z]+/g; // device_confidence.WORD_PATTERN
+const WORDS = /[A-Za-z]+/g; // confidence.WORD_PATTERN
 const LEXICAL = /[\p{L}\p{N}]+(?:['’][\p{L}\p{N}]+)*/gu; // device_confidence.LEXICAL_PATTERN
 const FIXED = /[\p{L}\p{N}]+(?:['’][\p{L}\p{N}]+)*/gu; // policy.py's _WORD
 const INITIAL = /^[^\p{L}\p{N}]*/u; // policy.py's _INITIAL
@@ -259,7 +259,7 @@ export function spellingCandidate(original, replacement, words, policy) {
   return close && !known(words, original, policy) && known(words, replacement, policy);
 }
 
-/** device_confidence.sentence_evidence: SentenceEvidence.of with the list's frequencies, in FEATURES' order. */
+/** confidence.SentenceEvidence.of with the list's frequencies, in FEATURES' order. */
 export function sentenceEvidence(text, edits, words, policy) {
   const found = text.match(WORDS) || [];
   const logEdits = Math.log(Math.max(1, edits));
