@@ -92,7 +92,8 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
     """Log-probabilities over the last axis, in float64."""
     x = logits.astype(np.float64)
     x -= x.max(axis=-1, keepdims=True)
-    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+    logp: np.ndarray = x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+    return logp
 
 
 def _best(scores: np.ndarray, count: int) -> np.ndarray:
@@ -140,7 +141,7 @@ def _advance(source: _Source, candidates: np.ndarray, vocab: int, step: int, rul
         if ends[j]
     ]
     _add_finished(source, new, k)
-    chosen = top[~ends][:k]
+    chosen: np.ndarray = top[~ends][:k]
     source.beams = [source.beams[p] + [int(t)] for p, t in zip(chosen // vocab, chosen % vocab, strict=True)]
     source.scores = candidates[chosen]
     source.done = _is_done(source, rules, step)
@@ -202,8 +203,8 @@ class BeamDecoder(ContinuousDecoder[_Beam]):
             vocab = logp.shape[-1]
             for slot, parent, token in zip(slots, chosen // vocab, chosen % vocab, strict=False):
                 parents[slot] = slots[parent]
-                row = self.rows[slot]
-                assert row is not None
-                row.feed = [int(token)]
+                beam = self.rows[slot]
+                assert beam is not None
+                beam.feed = [int(token)]
         self.state.inherit(parents)
         return done
