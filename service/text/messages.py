@@ -59,7 +59,7 @@ def _subject(before: str) -> str | None:
     """The subject a verb after ``before`` agrees with: the nearest pronoun, else the nearest word, of the last
     clause."""
     clause = re.split(r"[.!?;:,]", before)[-1]
-    words = _WORD.findall(clause)
+    words: list[str] = _WORD.findall(clause)
     for word in reversed(words):
         if word.lower() in _SUBJECTS:
             return word
