@@ -32,6 +32,7 @@ from typing import Protocol
 from service.text import guard
 from service.text.categories import categorize
 from service.text.classify import classify, plausible_alternative
+from service.text.dialects import swaps_dialect
 from service.text.confidence import (
     UNCALIBRATED,
     Channel,
@@ -228,7 +229,10 @@ def _mapped(unit: Unit, corrected: str) -> list[tuple[Edit, Edit, bool]]:
 
 
 def _may_change(unit: Unit, edit: Edit) -> bool:
-    """Whether ``edit`` (on the unit's view) is the spelling stage's or rewrites none of the unit's fixed words."""
+    """Whether ``edit`` (on the unit's view) keeps the writer's dialect (``dialects.swaps_dialect``), and is the
+    spelling stage's or rewrites none of the unit's fixed words."""
+    if swaps_dialect(edit.original, edit.replacement):
+        return False
     fixed = unit.fixed
     return edit in unit.spelling or not rewrites_fixed(edit.start, edit.end, edit.original, edit.replacement, fixed)
 
