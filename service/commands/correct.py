@@ -1,11 +1,12 @@
 """``gecserve correct``: natural text in on stdin, corrected text out, one paragraph per line.
 
     gecserve correct --model models/gec-default [--decoding aggressive|greedy|beam] [--batch-size N]
-                     [--no-spelling] [--level safe|default|picky] [--min-confidence C] < in > out
+                     [--no-spelling] [--level safe|default|picky] [--min-confidence C]
+                     [--language en-US|en-GB|en-CA|en-AU] < in > out
 
 Paragraphs are read exactly as the service reads them (protected spans, sentences, languages, the
 spelling stage where the model ships a vocabulary, the guard, the edits held back for their confidence at the
-level); lines keep their order. The correction itself is
+level, an English dialect's spelling variants with ``--language``); lines keep their order. The correction itself is
 ``service.engine.offline.correct_texts``; this module is its command line.
 """
 
@@ -20,6 +21,7 @@ from service.engine.engine import Engine
 from service.engine.offline import correct_texts, model_review, model_speller
 from service.engine.offline_options import add_confidence_options, confidence_of
 from service.engine.runtime import RuntimeOptions
+from service.text.dialects import CODES
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=None,
         help="the keep bias (default: the model's, as served; greedy, aggressive)",
+    )
+    parser.add_argument(
+        "--language", default=None, choices=CODES, help="an English dialect: suggest its spelling variants, as served"
     )
     add_confidence_options(parser)
     args = parser.parse_args(argv)
@@ -60,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         confidence=confidence_of(args, args.model),
         level=args.level,
         min_confidence=args.min_confidence,
+        language=args.language,
     )
     sys.stdout.write("\n".join(c.text for c in corrected) + ("\n" if trailing else ""))
     return 0

@@ -45,13 +45,44 @@ AMERICAN, BRITISH = "American", "British"
 
 # American spellings British English writes too, for another sense or part of speech (Oxford, Cambridge)
 BRITISH_ALSO = frozenset(
-    "program programs license licenses licensed licensing practice practices meter meters tire tires draft drafts"
-    " disk disks install".split()
+    (
+        "program",
+        "programs",
+        "license",
+        "licenses",
+        "licensed",
+        "licensing",
+        "practice",
+        "practices",
+        "meter",
+        "meters",
+        "tire",
+        "tires",
+        "draft",
+        "drafts",
+        "disk",
+        "disks",
+        "install",
+    )
 )
 # British spellings American English writes too (Merriam-Webster gives both)
 AMERICAN_ALSO = frozenset(
-    "dialogue dialogues catalogue catalogues judgement judgements ageing theatre theatres axe axes grey glamour"
-    " analogue".split()
+    (
+        "dialogue",
+        "dialogues",
+        "catalogue",
+        "catalogues",
+        "judgement",
+        "judgements",
+        "ageing",
+        "theatre",
+        "theatres",
+        "axe",
+        "axes",
+        "grey",
+        "glamour",
+        "analogue",
+    )
 )
 
 

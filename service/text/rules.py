@@ -65,6 +65,7 @@ _CATEGORY_RULES = {
     "PRON": ("Pronoun", "Pronoun", "GRAMMAR"),
     "PUNCT": ("Punctuation", "Punctuation", "PUNCTUATION"),
     "SPELL": ("Possible spelling mistake", "Spelling mistake", "TYPOS"),
+    "SPELL:DIALECT": ("Spelling of another English dialect", "Dialect spelling", "TYPOS"),
     "VERB": ("Verb", "Verb", "GRAMMAR"),
     "VERB:FORM": ("Verb form: infinitive, gerund, participle", "Verb form", "GRAMMAR"),
     "VERB:INFL": ("Verb inflection: forms that do not exist", "Verb form", "GRAMMAR"),
@@ -95,7 +96,7 @@ RULES: dict[str, Rule] = {  # by ERRANT category, the operation left out
         category_name=_LANGUAGETOOL_CATEGORIES[group],
         type_name="UnknownWord" if category == "SPELL" else "Other",
         short_message=short,
-        context_for_sure_match=0 if category == "SPELL" else -1,
+        context_for_sure_match=0 if category.startswith("SPELL") else -1,
     )
     for category, (description, short, group) in _CATEGORY_RULES.items()
 }

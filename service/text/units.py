@@ -32,7 +32,6 @@ from typing import Protocol
 from service.text import guard
 from service.text.categories import categorize
 from service.text.classify import classify, plausible_alternative
-from service.text.dialects import swaps_dialect
 from service.text.confidence import (
     UNCALIBRATED,
     Channel,
@@ -41,6 +40,7 @@ from service.text.confidence import (
     TokenScores,
     unit_evidence,
 )
+from service.text.dialects import swaps_dialect
 from service.text.edits import Edit, apply_edits, extract_edits, map_edits
 from service.text.messages import explain
 from service.text.ngrams import NgramModel
