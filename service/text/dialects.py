@@ -11,7 +11,8 @@ licence/license, with their inflected forms). Two uses:
 
 Which spelling each dialect writes (the docs' "English dialects" page says why):
 
-- ``en-US``: American, ``en-GB``: British.
+- ``en-US``: American, but -ogue and -og both stand (dialogue, catalogue: Merriam-Webster's first spellings);
+  ``en-GB``: British.
 - ``en-CA``: Canadian, as the Canadian Oxford Dictionary and the Canadian Press Stylebook spell it: British -our,
   -re, doubled l (travelled), -ence (defence, licence) and -ogue; American -ize, -yze, e for ae/oe (pediatric) and
   program. Other pairs (tire/tyre, aluminum/aluminium, gray/grey, ...) are written both ways in Canada: no
@@ -24,7 +25,7 @@ regular class ("other": aeroplane/airplane, tyre/tire, and the list's errors suc
 other spelling is also written in the dialect asked: -ize in British English (Oxford spelling), and the American
 spellings British English keeps for another sense or part of speech (``BRITISH_ALSO``: a computer program, the
 verb license, the noun practice, a gas meter, to tire, a draft text, a disk drive), or the British ones American
-English also writes (``AMERICAN_ALSO``: dialogue, judgement, theatre, ...). Only lowercase words, and a
+English also writes (``AMERICAN_ALSO``: judgement, theatre, ...). Only lowercase words, and a
 capitalised one that starts its sentence, are suggested: a capitalised word inside a sentence is a name (the
 Labor Party, Pearl Harbor).
 """
@@ -68,10 +69,6 @@ BRITISH_ALSO = frozenset(
 # British spellings American English writes too (Merriam-Webster gives both)
 AMERICAN_ALSO = frozenset(
     (
-        "dialogue",
-        "dialogues",
-        "catalogue",
-        "catalogues",
         "judgement",
         "judgements",
         "ageing",
@@ -81,7 +78,6 @@ AMERICAN_ALSO = frozenset(
         "axes",
         "grey",
         "glamour",
-        "analogue",
     )
 )
 
@@ -100,7 +96,7 @@ _CLASSES = ("our", "re", "ll", "ence", "ogue", "ize", "yze", "ae", "mme", "other
 DIALECTS = {
     dialect.code.casefold(): dialect
     for dialect in (
-        Dialect("en-US", "American English", dict.fromkeys(_CLASSES, AMERICAN)),
+        Dialect("en-US", "American English", dict.fromkeys(set(_CLASSES) - {"ogue"}, AMERICAN)),
         Dialect("en-GB", "British English", dict.fromkeys(_CLASSES, BRITISH)),
         Dialect(
             "en-CA",
