@@ -12,6 +12,10 @@ its session key; ``apiKey`` is a credential (this service's API key, when keys a
 ``alternatives`` (0-5) is ours, not LanguageTool's: beam-search n-best as further replacements, as in
 ``/v1/correct``.
 
+``language`` is ``en``, ``auto`` or an English dialect (``en-US``, ``en-GB``, ``en-CA``, ``en-AU``); a dialect named
+turns on its spelling variants (``CheckParams.dialect``, ``service.text.dialects``), ``en`` and ``auto`` accept both
+spellings.
+
 ``detected_language`` names a detected language as LanguageTool names it in an answer: English as the English variant
 the answer is in, a language LanguageTool checks by its name and its default variant's code ("German (Germany)",
 ``de-DE``), any other by its English name and its ISO code.

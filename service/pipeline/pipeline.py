@@ -9,7 +9,9 @@ else the request's, else the default; ``service.repository``), held until the an
 (503 at once when the arm's queue cannot serve it in time) -> preprocess (parallel workers: protected spans, sentences,
 languages, normalise, spell unless the request turns it off, tokenize) -> the sentence cache and the
 sentences already in flight -> the arm's auto-batching queue -> the guard, and edits with offsets and their
-confidence, those under the request's threshold (its level's or ``min_confidence``) held back. A
+confidence, those under the request's threshold (its level's or ``min_confidence``) held back -> with a dialect named
+(``language``), its spelling variants (``service.text.variants``) -> none that changes a word of the writer's
+dictionary. A
 rewrite (``/v1/generate``) takes the same path to its own queue, without the cache. When the
 experiment samples the request for a shadow comparison, its sentences also go through the shadow arm
 after the answer is ready, at the lowest priority. Each answer's edit ids are remembered with where they
@@ -119,7 +121,8 @@ def writer_edit_id(edit_id: str, writer: str | None) -> str:
 
 def keep_own_words(paragraph: str, assembled: Assembled, words: frozenset[str]) -> Assembled:
     """``assembled`` without the edits that change a word of the writer's dictionary (``words``), and the corrected
-    text those left give: a writer's own word is never changed, by the spelling stage nor by the model."""
+    text those left give: a writer's own word is never changed, by the spelling stage, the model nor the dialect
+    stage."""
     if not words:
         return assembled
     kept = [edit for edit in assembled.edits if not words.intersection(_words_of(edit.original))]
