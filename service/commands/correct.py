@@ -19,9 +19,8 @@ from pathlib import Path
 from service.config import DEFAULT_MODEL
 from service.engine.engine import Engine
 from service.engine.offline import correct_texts, model_review, model_speller
-from service.engine.offline_options import add_confidence_options, confidence_of
+from service.engine.offline_options import add_confidence_options, add_language_option, confidence_of
 from service.engine.runtime import RuntimeOptions
-from service.text.dialects import CODES
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,10 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the keep bias (default: the model's, as served; greedy, aggressive)",
     )
-    parser.add_argument(
-        "--language", default=None, choices=CODES, help="an English dialect: suggest its spelling variants, as served"
-    )
     add_confidence_options(parser)
+    add_language_option(parser)
     args = parser.parse_args(argv)
     speller = None if args.no_spelling else model_speller(args.model)
     review = None if args.no_lm_review else model_review(args.model)
