@@ -1,7 +1,8 @@
 """Our edit categories as LanguageTool rules: one stable rule id, description, issue type and category each.
 
 ``RULES`` is the one table (the README's "Use it from your editor" shows it): a rule per ERRANT category
-(``service.text.categories``; ``GEC_VERB_SVA`` for ``R:VERB:SVA``, ``M:VERB:SVA`` and ``U:VERB:SVA``), so a
+(``service.text.categories``; ``GEC_VERB_SVA`` for ``R:VERB:SVA``, ``M:VERB:SVA`` and ``U:VERB:SVA``) and one for the
+dialect stage's spelling variants (``GEC_SPELL_DIALECT``, ``service.text.dialects``), so a
 writer can turn one kind of edit off by its rule id (``disabledRules=GEC_DET``). Category ids are
 LanguageTool's own (``TYPOS``, ``GRAMMAR``, ``PUNCTUATION``, ``CASING``, ``MISC``), so a client's category
 settings, such as ``disabledCategories=TYPOS`` to turn spell checking off, mean here what they mean to
