@@ -25,7 +25,10 @@ regular class ("other": aeroplane/airplane, tyre/tire, and the list's errors suc
 other spelling is also written in the dialect asked: -ize in British English (Oxford spelling), and the American
 spellings British English keeps for another sense or part of speech (``BRITISH_ALSO``: a computer program, the
 verb license, the noun practice, a gas meter, to tire, a draft text, a disk drive), or the British ones American
-English also writes (``AMERICAN_ALSO``: judgement, theatre, ...). Only lowercase words, and a
+English also writes (``AMERICAN_ALSO``: judgement, theatre, ...). A replacement more than ten times rarer than the word
+it replaces in ``wordfreq``'s English (both dialects together: ``vocabulary.zipf``) is never suggested: the list's
+archaic or mistaken entries (connexion, instal, busses, gaol) and the spellings a dialect keeps for the common sense
+(British practices and licensed, not practises and licenced). Only lowercase words, and a
 capitalised one that starts its sentence, are suggested: a capitalised word inside a sentence is a name (the
 Labor Party, Pearl Harbor).
 """
@@ -38,9 +41,12 @@ from functools import cache
 
 from breame.data.spelling_constants import AMERICAN_ENGLISH_SPELLINGS, BRITISH_ENGLISH_SPELLINGS
 
+from service.text.vocabulary import zipf
+
 DIALECT_CODE = "R:SPELL:DIALECT"  # the ERRANT-style code of a variant suggestion
 SURE = 0.9  # the confidence of a suggestion whose original the dialect does not write
 UNSURE = 0.18  # of one it also writes (another sense, or both standard): over picky's threshold only
+RARER = 1.0  # a replacement more than this many zipf (log10) rarer than the word it replaces is never suggested
 
 AMERICAN, BRITISH = "American", "British"
 
@@ -179,7 +185,8 @@ def _pair_class(british: str, american: str) -> str:
 @cache
 def replacements(dialect: Dialect) -> dict[str, tuple[str, float]]:
     """The words ``dialect`` spells otherwise (lowercase), each with its spelling there and the suggestion's
-    confidence; a word that is some pair's spelling in ``dialect`` is never one of them."""
+    confidence; a word that is some pair's spelling in ``dialect`` is never one of them, nor one whose spelling there
+    is over ``RARER`` rarer."""
     found: dict[str, tuple[str, float]] = {}
     for british, american in _pairs():
         kind = _pair_class(british, american)
@@ -190,4 +197,4 @@ def replacements(dialect: Dialect) -> dict[str, tuple[str, float]]:
             oxford = dialect.code == "en-GB" and kind == "ize"
             found[american] = (british, UNSURE if kind == "other" or oxford or american in BRITISH_ALSO else SURE)
     kept = {spelling for spelling, _ in found.values()}
-    return {word: found[word] for word in found.keys() - kept}
+    return {word: found[word] for word in found.keys() - kept if zipf(word) - zipf(found[word][0]) <= RARER}
