@@ -39,6 +39,7 @@ RULE_KINDS = {
     for kind in (
         RuleKind("repeated", 'a function word written twice ("the the")', 0.9),
         RuleKind("capital", "a sentence of five tokens or more that starts in lowercase", 0.9),
+        RuleKind("agreement", 'an auxiliary that does not agree with its subject ("We was", "He don\'t")', 0.9),
         RuleKind(
             "bare_verb", 'a modal or "didn\'t" followed by another form than the bare verb ("She can sings")', 0.9
         ),
@@ -47,7 +48,7 @@ RULE_KINDS = {
         RuleKind("comparative", 'a double comparative or superlative ("more taller")', 0.9),
     )
 }
-"""The rule kinds, each with its measured precision (``models.gec.rule_precision``)."""
+"""The rule kinds kept, each with the confidence its edits carry: the bar each met (``models.gec.rule_precision``)."""
 
 
 @dataclass(frozen=True)
@@ -152,8 +153,62 @@ def _capital(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     word = tokens[i]
     if i != 0 or len(tokens) < 5 or tokens[-1].text not in (".", "?", "!"):
         return
-    if word.start == 0 and word.text.isalpha() and word.text.islower() and _lemmas(word.lower):
+    known = _lemmas(word.lower) or word.lower in _NEVER_TWICE  # a name the lexicon lacks keeps its case ("iPhone")
+    if word.start == 0 and word.text.isalpha() and word.text.islower() and known:
         yield RuleEdit(0, 1, text[0], text[0].upper(), "capital", (0, word.end))
+
+
+# -- agreement of auxiliaries ----------------------------------------------------------------------------------------
+
+_BOUNDARY = _words(", ; : ( and but so because when if that then")  # what may stand before a clause's subject
+_THIRD = _words("he she it")
+_THIRD_AUX = {"don't": "doesn't", "do": "does", "have": "has"}
+_PLAIN_AUX = {"doesn't": "don't", "does": "do", "has": "have"}
+_POSSESSIVES = _words("my his her our your their the")
+
+
+def _past_sentence(tokens: list[_Token]) -> bool:
+    """Whether the sentence tells of the past (a past form that is no bare verb, or was/were/did/had): there a
+    wrong present ("he have") more often wants the past than agreement."""
+    return any(
+        t.lower in ("was", "were", "did", "had", "didn't")
+        or (_has_tag(t.lower, "VERB", "VBD") and not _has_tag(t.lower, "VERB", "VB"))
+        for t in tokens
+    )
+
+
+def _agreement(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "We was", "He don't", "They has": an auxiliary that does not agree with the pronoun subject opening a clause
+    before it (not in a sentence about the past, where "he have" wants "had")."""
+    if i + 1 >= len(tokens) or (i > 0 and tokens[i - 1].lower not in _BOUNDARY):
+        return
+    subject, verb = tokens[i].lower, tokens[i + 1]
+    context, lower = (tokens[i].start, verb.end), verb.lower
+    if lower == "was" and subject in ("you", "we", "they"):
+        yield _edit(verb, "were", "agreement", context)
+    elif subject in _THIRD and lower in _THIRD_AUX and not _past_sentence(tokens):
+        yield _edit(verb, _THIRD_AUX[lower], "agreement", context)
+    elif subject in ("i", "you", "we", "they") and lower in _PLAIN_AUX and (subject != "i" or lower != "does"):
+        yield _edit(verb, _PLAIN_AUX[lower], "agreement", context)
+
+
+def _noun_subject(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "My brother don't": a possessive or "the" and a singular noun opening a clause, then "don't"."""
+    if i + 2 >= len(tokens) or tokens[i].lower not in _POSSESSIVES or (i > 0 and tokens[i - 1].lower not in _BOUNDARY):
+        return
+    noun, verb = tokens[i + 1], tokens[i + 2]
+    singular = _has_tag(noun.lower, "NOUN", "NN") and not _has_tag(noun.lower, "NOUN", "NNS")
+    if verb.lower == "don't" and set(_lemmas(noun.lower)) == {"NOUN"} and singular and not _past_sentence(tokens):
+        yield _edit(verb, "doesn't", "agreement", (tokens[i].start, verb.end))
+
+
+def _there_is(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "There is many people": "there is/was" before a number word or quantifier and a word."""
+    if i + 3 >= len(tokens) or tokens[i].lower != "there" or tokens[i + 1].lower not in ("is", "was"):
+        return
+    if tokens[i + 2].lower in _NUMBERS | _QUANTIFIERS and tokens[i + 3].is_word:
+        replacement = "are" if tokens[i + 1].lower == "is" else "were"
+        yield _edit(tokens[i + 1], replacement, "agreement", (tokens[i].start, tokens[i + 3].end))
 
 
 # -- bare verbs after modals and "do" ---------------------------------------------------------------------------------
@@ -232,7 +287,17 @@ def _comparative(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
 
 Rule = Callable[[str, list[_Token], int], Iterator[RuleEdit]]
 
-_RULES: tuple[Rule, ...] = (_repeated, _capital, _bare_verb, _uncountable, _plural, _comparative)
+_RULES: tuple[Rule, ...] = (
+    _repeated,
+    _capital,
+    _agreement,
+    _noun_subject,
+    _there_is,
+    _bare_verb,
+    _uncountable,
+    _plural,
+    _comparative,
+)
 
 
 def find_rule_edits(text: str, starts_sentence: bool = True) -> list[RuleEdit]:
