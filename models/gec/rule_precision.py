@@ -1,8 +1,8 @@
 """The rule stage's precision: per rule kind (``service.text.grammar_rules.RULE_KINDS``), the edits it makes on FCE dev
 and JFLEG dev and the share some reference makes, and the edits it makes on the clean professional set.
 
-    python -m models.gec.rule_precision --data ../shared/data --clean runs/clean-set.tsv \\
-        --json docs/benchmarks/rules.json
+    python -m models.gec.rule_precision --data ../shared/data --clean runs/clean-set.tsv --train \\
+        --json docs/benchmarks/rules.json --markdown [--wrong]
 
 The rules read each sentence alone, as the service's stage does (no model: what the rules do by themselves). An edit
 is right when applying it alone to the sentence gives word-level edits that some reference makes
@@ -120,7 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True, help="the GEC data folder (../shared/data)")
     parser.add_argument("--clean", type=Path, required=True, help="the clean set (python -m models.gec.clean_set)")
     parser.add_argument("--train", action="store_true", help="also measure on the learner training pairs")
-    parser.add_argument("--json", type=Path, help="write every figure and every wrong edit here")
+    parser.add_argument("--json", type=Path, help="write every figure here")
+    parser.add_argument("--markdown", action="store_true", help="also print the docs' table (docs/quality.md)")
+    parser.add_argument("--wrong", action="store_true", help="also print each edit no reference makes, to read")
     args = parser.parse_args(argv)
     dev = [(s.corpus, s.text, s.references) for s in dev_sentences(args.data)]
     if args.train:
@@ -131,9 +133,38 @@ def main(argv: list[str] | None = None) -> int:
     columns += [f"{c}_{f}" for c in (*DEV_SETS, "train") for f in ("edits", "right", "precision_%", "closer_%")]
     columns += ["dev_precision_%", "dev_closer_%", "clean_edits"]
     print(table(rows, columns))
-    if args.json:
-        write_json(args.json, {"bar": BAR, "clean_sentences": len(clean), "kinds": rows, "wrong": misses})
+    if args.markdown:
+        print(markdown(rows))
+    if args.wrong:
+        for miss in misses:
+            print(f"{miss['corpus']}\t{miss['kind']}\t{miss['edit']!r} -> {miss['replacement']!r}\t{miss['text']}")
+    if args.json:  # figures only: the data's sentences stay out of the repository
+        write_json(args.json, {"bar": BAR, "clean_sentences": len(clean), "kinds": rows})
     return 0
+
+
+def markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """The docs' table of the kinds: what each corrects, its confidence, and per dev set its edits, those matching a
+    reference's and those bringing the sentence closer to one; the training pairs' share closer; the clean set's
+    edits."""
+    lines = [
+        "| Kind | Corrects | Confidence | FCE dev: edits, exact, closer | JFLEG dev: edits, exact, closer |"
+        " Both: closer | Training pairs: edits, closer | Clean set: edits |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        kind = RULE_KINDS[row["kind"]]
+        dev = [f"{row[f'{c}_edits']}, {row[f'{c}_right']}, {_share(row[f'{c}_closer_%'])}" for c in DEV_SETS]
+        train = f"{row['train_edits']}, {_share(row['train_closer_%'])}" if row["train_edits"] else "-"
+        lines.append(
+            f"| `{kind.name}` | {kind.description} | {kind.confidence} | {dev[0]} | {dev[1]} |"
+            f" {_share(row['dev_closer_%'])} | {train} | {row['clean_edits']} |"
+        )
+    return "\n".join(lines)
+
+
+def _share(percent: float | None) -> str:
+    return "-" if percent is None else f"{percent:.0f}%"
 
 
 if __name__ == "__main__":

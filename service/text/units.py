@@ -432,9 +432,9 @@ def assemble(
     scores: Sequence[TokenScores | None] | None = None,
     scoring: Scoring = Scoring(),
 ) -> Assembled:
-    """The corrected paragraph and its edits, from each unit's corrected text (outputs the guard refuses are
-    dropped: their units keep only the rule stage's edits); ``scores``: each unit's model output with its tokens' log-probabilities,
-    where known. Edits under ``scoring``'s threshold are held back."""
+    """The corrected paragraph and its edits, from each unit's corrected text and the rule stage's edits (outputs
+    the guard refuses are dropped: their units keep only the rule stage's edits); ``scores``: each unit's model
+    output with its tokens' log-probabilities, where known. Edits under ``scoring``'s threshold are held back."""
     edits: list[TypedEdit] = []
     dropped: list[str] = []
     for i, (unit, text) in enumerate(zip(units, corrected, strict=True)):
