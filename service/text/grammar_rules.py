@@ -64,7 +64,7 @@ class RuleEdit:
     context: tuple[int, int]
 
 
-_TOKEN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*|\d+(?:[.,]\d+)*|\S")
+_TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*|\d+(?:[.,]\d+)*|\S")  # words (any letters), numbers, the rest
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ _UNCOUNTABLE = _words(
 )  # the nouns learners pluralise that English never does
 _NEVER_TWICE = _words("the a an to of with from my your his her our their are were and I we they")
 _PRONOUNS = _words("i you we they he she it")
-_DETERMINERS = _words("a an the this that his her my your our their its in on of for by")
+_BEFORE_NOUN = _words("a an the this that his her my your our their its in on of for by")  # "a can", "his will"
 
 
 @lru_cache(maxsize=65536)
@@ -223,7 +223,7 @@ def _bare_verb(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     "did"/"does" only negated or opening a question (elsewhere they may be the main verb: "all you do becomes")."""
     head = tokens[i].lower
     wrong = "VBZ" if head in _MODALS else _WANTS_BARE.get(head)
-    if wrong is None or (i > 0 and tokens[i - 1].lower in _DETERMINERS):
+    if wrong is None or (i > 0 and tokens[i - 1].lower in _BEFORE_NOUN):
         return  # "a can of", "his will"
     j = i + 1
     if j < len(tokens) and tokens[j].lower == "not":

@@ -169,3 +169,10 @@ def test_no_rule_edit_in_a_list_item_s_first_word_a_protected_span_or_another_la
     paragraph = "- my name is Anna and I live here."
     units = plan_units(paragraph, CHARS, 100)
     assert assemble(paragraph, units, [u.normalized.text for u in units]).text == paragraph
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=120))
+def test_any_text_gives_edits_that_match_it(text: str) -> None:
+    for edit in find_rule_edits(text):
+        assert text[edit.start : edit.end] == edit.original and edit.original != edit.replacement
