@@ -119,10 +119,11 @@ def _has_tag(lower: str, upos: str, tag: str) -> bool:
     return any(lower in _inflections(lemma, upos).get(tag, ()) for lemma in _lemmas(lower).get(upos, ()))
 
 
-def _only_verb_tag(lower: str, tag: str) -> bool:
-    """Whether ``lower`` is a verb's ``tag`` form and no other form of a verb, and not a noun or adjective."""
+def _only_verb_tag(lower: str, tag: str, noun_too: bool = False) -> bool:
+    """Whether ``lower`` is a verb's ``tag`` form and no other form of a verb, and not an adjective, nor a noun unless
+    ``noun_too`` (where the context wants a verb: "he must finishes")."""
     lemmas = _lemmas(lower)
-    if set(lemmas) != {"VERB"}:
+    if set(lemmas) != {"VERB"} and not (noun_too and set(lemmas) == {"VERB", "NOUN"}):
         return False
     forms = {t for lemma in lemmas["VERB"] for t, words in _inflections(lemma, "VERB").items() if lower in words}
     return forms == {tag}
@@ -226,13 +227,14 @@ def _bare_verb(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     if wrong is None or (i > 0 and tokens[i - 1].lower in _BEFORE_NOUN):
         return  # "a can of", "his will"
     j = i + 1
+    subject = i > 0 and tokens[i - 1].lower in _PRONOUNS  # "he must finishes": a verb, though also a noun
     if j < len(tokens) and tokens[j].lower == "not":
         j += 1
     elif head in ("did", "does") and i == 0 and j < len(tokens) and tokens[j].lower in _PRONOUNS:
-        j += 1  # "Did you went"
+        j, subject = j + 1, True  # "Did you went"
     elif head in ("did", "does"):
         return
-    if j < len(tokens) and tokens[j].text.islower() and _only_verb_tag(tokens[j].lower, wrong):
+    if j < len(tokens) and tokens[j].text.islower() and _only_verb_tag(tokens[j].lower, wrong, subject):
         verb = tokens[j]
         lemma = _lemmas(verb.lower)["VERB"][0]
         if lemma != verb.lower:

@@ -32,6 +32,7 @@ FIXES = [
     ("There is many people in the park.", "There are many people in the park.", "agreement"),
     ("She can sings very well.", "She can sing very well.", "bare_verb"),
     ("I didn't went to school.", "I didn't go to school.", "bare_verb"),
+    ("He must finishes his work first.", "He must finish his work first.", "bare_verb"),  # "finishes": also a noun
     ("Did you went there last week?", "Did you go there last week?", "bare_verb"),
     ("He doesn't likes fish.", "He doesn't like fish.", "bare_verb"),
     ("Thank you for the informations.", "Thank you for the information.", "uncountable"),
