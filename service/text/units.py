@@ -234,9 +234,10 @@ def with_rules(unit: Unit, corrected: str | None, paragraph: str) -> tuple[str, 
         if keys <= made:
             confidences.update(dict.fromkeys(keys, RULE_KINDS[rule.kind].confidence))
             continue
-        lo, hi = min(rule.context[0], *(e.start for e in own)), max(rule.context[1], *(e.end for e in own))
-        if any(_overlaps(e, lo, hi) for e in [*model_edits, *taken]):
-            continue
+        start, end = min(e.start for e in own), max(e.end for e in own)
+        lo, hi = min(rule.context[0], start), max(rule.context[1], end)
+        if any(_overlaps(e, lo, hi) for e in model_edits) or any(_overlaps(e, start, end) for e in taken):
+            continue  # the model changed what the rule read; or another rule's edit touches this one
         taken += own
         confidences.update(dict.fromkeys(keys, RULE_KINDS[rule.kind].confidence))
     if not taken:

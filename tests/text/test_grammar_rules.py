@@ -149,6 +149,13 @@ def test_the_rules_correct_what_the_model_leaves_and_yield_where_it_changes_what
     assert model.text == "She can dance and we have two new chairs."
 
 
+def test_two_rule_edits_in_one_sentence_both_stand() -> None:
+    paragraph = "my brother don't like vegetables at all."
+    units = plan_units(paragraph, CHARS, 100)
+    assembled = assemble(paragraph, units, [u.normalized.text for u in units])
+    assert assembled.text == "My brother doesn't like vegetables at all."
+
+
 def test_rule_edits_respect_the_threshold_and_the_guard() -> None:
     paragraph = "Thank you for the informations."
     (unit,) = plan_units(paragraph, CHARS, 100)
