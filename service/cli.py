@@ -16,7 +16,10 @@ COMMANDS = {
     "keys": ("service.commands.keys", "API keys: 'keys hash' prints the stored form of a key read on stdin"),
     "export": ("models.export.exporter", "export a Hugging Face checkpoint to the ONNX model format"),
     "eval": ("models.gec.evaluate", "GLEU and change statistics of a model on a dev set"),
-    "bench": (None, "benchmarks: 'bench decoding', 'profile', 'serve', 'preprocess', 'scaleout', 'stages', 'device'"),
+    "bench": (
+        None,
+        "benchmarks: 'bench decoding', 'profile', 'serve', 'preprocess', 'scaleout', 'stages', 'device', 'rules'",
+    ),
 }
 BENCHES = {
     "decoding": "service.bench.decoding",
@@ -26,6 +29,7 @@ BENCHES = {
     "scaleout": "loadtest.scaleout",
     "stages": "loadtest.stages",
     "device": "loadtest.device",
+    "rules": "service.bench.rules",
 }
 
 

@@ -1,15 +1,18 @@
 """The docs' tables stay the code's: the configuration page lists every setting with its default, the
 LanguageTool page's rule table is ``service.text.rules.RULES``, and the quality page's levels and lexical classes are
-``service.text.policy``'s. (The error table: ``tests/api/test_error_reasons.py``;
+``service.text.policy``'s, and its rule-stage table is ``service.text.grammar_rules.RULE_KINDS`` with the
+measured figures each kept kind met. (The error table: ``tests/api/test_error_reasons.py``;
 the site's links and pages: ``make docs``, which builds it with ``--strict``.)"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from service.config import DEFAULT_MODEL, Settings
 from service.engine.manifest import ModelManifest, level_keep_bias
 from service.text.dialects import BRITISH, DIALECTS, UNSURE, replacements
+from service.text.grammar_rules import RULE_KINDS
 from service.text.policy import LEVELS, MULTIPLIERS
 from service.text.rules import RULES
 
@@ -75,3 +78,14 @@ def test_the_dialect_table_is_the_dialects_choice() -> None:
         assert row in TEXT, f"docs/text.md's dialect table lacks or misstates: {row}"
     assert [d.code for d in DIALECTS.values()] == ["en-US", "en-GB", "en-CA", "en-AU"]  # the table's columns
     assert "other" not in DIALECTS["en-ca"].spells  # "both stand"
+
+
+def test_the_quality_page_s_rule_table_is_the_rule_stage_s_kinds_with_their_measured_figures() -> None:
+    measured = json.loads((DOCS / "benchmarks" / "rules.json").read_text(encoding="utf-8"))
+    rows = {row["kind"]: row for row in measured["kinds"]}
+    assert list(rows) == list(RULE_KINDS), "docs/benchmarks/rules.json is not of the kinds the stage runs"
+    for name, kind in RULE_KINDS.items():
+        row = rows[name]
+        assert f"| `{name}` | {kind.description} | {kind.confidence} |" in QUALITY, f"docs/quality.md lacks {name}"
+        assert f"| {row['dev_closer_%']:.0f}% |" in QUALITY.split(f"| `{name}` |")[1].split("\n")[0]
+        assert row["dev_closer_%"] >= 100 * measured["bar"] and kind.confidence <= row["dev_closer_%"] / 100

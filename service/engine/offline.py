@@ -5,8 +5,8 @@ The batch path that ``gecserve correct`` (``service.commands.correct``), ``gecse
 (``models.gec.evaluate``), ``models.gec.compare_spelling`` and ``models.gec.package`` share: paragraphs are
 planned into units (``service.text.units``: protected spans, sentences, languages, the spelling stage), the units
 the model reads are decoded in batches of similar length (with the model's keep bias), reviewed by the language
-model where it ships one (``service.text.lm_review``), and the corrections assembled with the guard. No server, no
-queues: the engine is called directly.
+model where it ships one (``service.text.lm_review``), and the corrections assembled with the guard and the rule
+stage (``service.text.units.assemble``), as served. No server, no queues: the engine is called directly.
 """
 
 from __future__ import annotations

@@ -19,6 +19,11 @@ ERRANT category (``service.text.categories``; ``R:SPELL`` for the spelling stage
 (``service.text.messages``), both read with the paragraph around it, and its confidence (``service.text.confidence``,
 from the model's token log-probabilities where the decoding recorded them); edits under the threshold of ``Scoring``
 are held back, neither returned nor applied.
+
+The rule stage (``service.text.grammar_rules``) reads every unit the model reads, beside the model: its edits that
+no edit of the model touches join the model's output before the diff (``with_rules``), so an edit both make is one
+edit, and each rule edit has its category, message and a confidence of at least its kind's measured precision as the
+model's have. Where the guard drops the model's output, the rule edits alone are the unit's.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from service.text.confidence import (
 )
 from service.text.dialects import swaps_dialect
 from service.text.edits import Edit, apply_edits, extract_edits, map_edits
+from service.text.grammar_rules import RULE_KINDS, find_rule_edits
 from service.text.messages import explain
 from service.text.ngrams import NgramModel
 from service.text.normalize import Normalized, model_view, source_span
@@ -52,6 +58,7 @@ from service.text.segment import Sentence, split_long, split_sentences
 
 CONTEXT_CHARS = 120  # of the paragraph either side of an edit, read for its category and message
 SPELLING_STAGE = "R:SPELL"  # the category of the spelling stage's edits
+_SENTENCE_END = ".!?"  # what ends the text before a unit that starts a sentence
 
 
 @dataclass(frozen=True)
@@ -204,6 +211,46 @@ def _unit(
     return Unit(index, start, normalized, tuple(spelling), text, tokens, readable, protected, tuple(fixed))
 
 
+Key = tuple[int, int, str]
+"""An edit of a unit's view as merged: its start, end and replacement."""
+
+
+def with_rules(unit: Unit, corrected: str | None, paragraph: str) -> tuple[str, dict[Key, float]]:
+    """``corrected`` (the model's output for ``unit``; None: the guard dropped it) with the rule stage's edits
+    (``service.text.grammar_rules``) that no edit of the model touches, and the confidence of each rule edit by its
+    key on the unit's view. Where the model changes a word a rule read, the model's edit stands and the rule's is
+    dropped; where both make the same edit, it is one edit. Text the model does not read gets no rule edit."""
+    view = unit.normalized.text
+    output = view if corrected is None else corrected
+    if not unit.decoded_by_model:
+        return output, {}
+    model_edits = extract_edits(view, output)
+    made = {(e.start, e.end, e.replacement) for e in model_edits}
+    starts = paragraph[: unit.start].rstrip()
+    taken: list[Edit] = []
+    confidences: dict[Key, float] = {}
+    for rule in find_rule_edits(view, not starts or starts[-1] in _SENTENCE_END):
+        own = extract_edits(view, apply_edits(view, [Edit(rule.start, rule.end, rule.original, rule.replacement)]))
+        keys = {(e.start, e.end, e.replacement) for e in own}
+        if keys <= made:
+            confidences.update(dict.fromkeys(keys, RULE_KINDS[rule.kind].confidence))
+            continue
+        start, end = min(e.start for e in own), max(e.end for e in own)
+        lo, hi = min(rule.context[0], start), max(rule.context[1], end)
+        if any(_overlaps(e, lo, hi) for e in model_edits) or any(_overlaps(e, start, end) for e in taken):
+            continue  # the model changed what the rule read; or another rule's edit touches this one
+        taken += own
+        confidences.update(dict.fromkeys(keys, RULE_KINDS[rule.kind].confidence))
+    if not taken:
+        return output, confidences
+    return apply_edits(view, sorted([*model_edits, *taken], key=lambda e: (e.start, e.end))), confidences
+
+
+def _overlaps(edit: Edit, start: int, end: int) -> bool:
+    """Whether ``edit`` changes or inserts into ``[start, end]`` (an insertion at either end counts)."""
+    return edit.start <= end and edit.end >= start
+
+
 def _edit_id(unit: Unit, edit: Edit) -> str:
     """Stable while the sentence is unchanged: a hash of the sentence text and the edit within it."""
     key = f"{unit.normalized.text}\x00{edit.start - unit.start}\x00{edit.original}\x00{edit.replacement}"
@@ -286,17 +333,19 @@ class Scoring:
 
 def unit_edits(
     unit: Unit,
-    corrected: str,
+    corrected: str | None,
     paragraph: str,
     alternatives: Sequence[str] = (),
     scores: TokenScores | None = None,
     scoring: Scoring = Scoring(),
 ) -> list[TypedEdit]:
-    """Edits of one unit of ``paragraph`` on its offsets, none touching a protected span, each with its category,
-    message (read with up to ``CONTEXT_CHARS`` of the paragraph either side) and confidence (from ``scores``, the
-    model's output and its tokens' log-probabilities, where known); alternatives come from the other hypotheses the
-    guard accepts, at the same span, where plausible (``classify.plausible_alternative``). The caller checks
-    ``corrected`` with the guard first."""
+    """Edits of one unit of ``paragraph`` on its offsets, the model's (``corrected``; None where the guard dropped
+    it) and the rule stage's (``with_rules``), none touching a protected span, each with its category, message (read
+    with up to ``CONTEXT_CHARS`` of the paragraph either side) and confidence (from ``scores``, the model's output
+    and its tokens' log-probabilities, where known; a rule edit's is at least its kind's); alternatives come from
+    the other hypotheses the guard accepts, at the same span, where plausible (``classify.plausible_alternative``).
+    The caller checks ``corrected`` with the guard first."""
+    corrected, ruled = with_rules(unit, corrected, paragraph)
     edits = _mapped(unit, corrected)
     options: dict[tuple[int, int], list[str]] = {}
     for other in alternatives:
@@ -316,7 +365,10 @@ def unit_edits(
     )
     confidences = _moves_together(
         [edit for edit, _, _ in edits],
-        [scoring.model.confidence(edit, known) for (edit, _, _), known in zip(edits, evidence, strict=True)],
+        [
+            max(scoring.model.confidence(edit, known), ruled.get((edit.start, edit.end, edit.replacement), 0.0))
+            for (edit, _, _), known in zip(edits, evidence, strict=True)
+        ],
     )
     typed = []
     for (_, edit, spelled), (code, message), known, confidence in zip(
@@ -385,15 +437,16 @@ def assemble(
     scores: Sequence[TokenScores | None] | None = None,
     scoring: Scoring = Scoring(),
 ) -> Assembled:
-    """The corrected paragraph and its edits, from each unit's corrected text (outputs the guard refuses are
-    dropped: their units stay as written); ``scores``: each unit's model output with its tokens' log-probabilities,
-    where known. Edits under ``scoring``'s threshold are held back."""
+    """The corrected paragraph and its edits, from each unit's corrected text and the rule stage's edits (outputs
+    the guard refuses are dropped: their units keep only the rule stage's edits); ``scores``: each unit's model
+    output with its tokens' log-probabilities, where known. Edits under ``scoring``'s threshold are held back."""
     edits: list[TypedEdit] = []
     dropped: list[str] = []
     for i, (unit, text) in enumerate(zip(units, corrected, strict=True)):
         reason = guard.degenerate(unit.text, text)
-        if reason is not None:
+        if reason is not None:  # the model's output is dropped; the rule stage's edits stand
             dropped.append(reason)
+            edits.extend(unit_edits(unit, None, paragraph, scoring=scoring))
             continue
         found = unit_edits(
             unit, text, paragraph, alternatives[i] if alternatives else (), scores[i] if scores else None, scoring

@@ -5,6 +5,8 @@ is a 422 naming it."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import grpc
 import httpx
 import pytest
@@ -91,3 +93,23 @@ def test_grpc_refuses_a_threshold_out_of_range(bundled: RunningServer) -> None:
     error = grpc_error(bundled, "Correct", request)
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "min_confidence" in error.details()
+
+
+def test_the_rule_stage_s_edits_are_served_with_category_message_and_confidence(bundled: RunningServer) -> None:
+    text = "She can sings and we bought new furnitures. We was late."
+    body = post(bundled, "/v1/correct", {"text": text}).json()
+    assert "She can sing" in body["text"] and "new furniture." in body["text"] and "We were late." in body["text"]
+    fixed = {(e["original"], e["replacement"]): e for e in body["edits"]}
+    for pair in (("sings", "sing"), ("furnitures", "furniture"), ("was", "were")):
+        edit = fixed[pair]
+        assert edit["category"].startswith("R:") and edit["message"] and edit["confidence"] >= 0.9
+    starts = sorted((e["offset"], e["offset"] + e["length"]) for e in body["edits"])
+    assert all(a[1] <= b[0] for a, b in pairwise(starts)), "overlapping edits"
+    assert _applied(text, body["edits"]) == body["text"]
+    check = httpx.post(bundled.url + "/v2/check", data={"text": text, "language": "en-US"}).json()
+    matches = {(m["offset"], m["replacements"][0]["value"]) for m in check["matches"]}
+    assert {
+        (text.index("sings"), "sing"),
+        (text.index("furnitures"), "furniture"),
+        (text.index("was"), "were"),
+    } <= matches

@@ -8,7 +8,7 @@ import pytest
 import redis
 
 from loadtest import scaleout, serve
-from service.bench import decoding, preprocess
+from service.bench import decoding, preprocess, rules
 from service.bench.arrivals import arrival_times, references
 from service.bench.decoding import load_sources
 from service.engine.decoding.types import DecodeParams
@@ -128,6 +128,15 @@ def test_bench_preprocess(tmp_path, sentences) -> None:
     rows = json.loads(out.read_text())["rows"]
     assert {r["mode"] for r in rows} == {"thread", "process"}
     assert len({r["paragraphs"] for r in rows}) == 1 and rows[0]["paragraphs"] > 0  # both modes ran the same input
+
+
+def test_bench_rules_times_the_rule_stage_per_request(tmp_path) -> None:
+    lines = tmp_path / "learner.txt"
+    lines.write_text("She can sings well.\nThe weather is fine today.\n", encoding="utf-8")
+    out = tmp_path / "rules.json"
+    assert rules.main(["--model", str(FIXTURE_MODEL), "--input", str(lines), "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["requests"] == 2 and row["edited_%"] == 50.0 and 0 < row["p50_ms"] <= row["p99_ms"]
 
 
 def test_bench_preprocess_over_sizes_writes_a_row_per_kind_and_a_plot(tmp_path, sentences) -> None:

@@ -14,7 +14,7 @@ from service.text.edits import Edit
 from service.text.normalize import normalize
 from service.text.protect import find_protected
 from service.text.script import editable
-from service.text.units import assemble, plan_units
+from service.text.units import assemble, plan_units, with_rules
 from tests.text import test_protect
 from tests.text.char_codec import CHARS
 
@@ -94,9 +94,9 @@ def _rebuilt(paragraph: str, edits) -> str:
 @settings(max_examples=300, deadline=None)
 @given(SPACED_TEXT.filter(lambda text: not find_protected(text).spans), st.data())
 def test_assembled_text_equals_units_replaced(paragraph: str, data) -> None:
-    """Each unit's text becomes the model's output for it (up to the blanks the model sees as spaces,
-    which stay as they were where unedited), unless the guard drops that output; a unit the model leaves
-    alone, or whose output is dropped, keeps its source exactly. (Protected spans, which no edit touches:
+    """Each unit's text becomes the model's output for it with the rule stage's edits (``with_rules``; up to the
+    blanks the model sees as spaces, which stay as they were where unedited), or the rule stage's edits alone where
+    the guard drops that output; a unit left alone keeps its source exactly. (Protected spans, which no edit touches:
     test_any_unicode.py and below.)"""
     units = plan_units(paragraph, CHARS, 30)
     corrected_units = [
@@ -105,11 +105,12 @@ def test_assembled_text_equals_units_replaced(paragraph: str, data) -> None:
     ]
     assembled = assemble(paragraph, units, corrected_units)
     corrected, edits = assembled.text, assembled.edits
-    kept = [
-        text if guard.degenerate(unit.text, text) is None else unit.normalized.text
+    outputs = [
+        text if guard.degenerate(unit.text, text) is None else None
         for unit, text in zip(units, corrected_units, strict=True)
     ]
-    assert len(assembled.dropped) == sum(k != t for k, t in zip(kept, corrected_units, strict=True))
+    assert len(assembled.dropped) == outputs.count(None)
+    kept = [with_rules(unit, text, paragraph)[0] for unit, text in zip(units, outputs, strict=True)]
     assert _rebuilt(paragraph, edits) == corrected
     assert normalize(corrected).text == normalize(_units_replaced(paragraph, units, kept)).text
     for unit, text in zip(units, kept, strict=True):

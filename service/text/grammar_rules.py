@@ -1,0 +1,319 @@
+"""The rule stage: learner errors a rule gets right, found on every sentence beside the model.
+
+``find_rule_edits`` reads one sentence as the model reads it (``units.Unit.normalized``) and returns the edits of the
+kinds in ``RULE_KINDS``. Word forms come from ``lemminflect`` (a word's lemmas and a lemma's inflections), so a rule
+names no verb, noun or adjective of its own beyond the closed classes grammar fixes (modals, number words and
+quantifiers, function words) and the uncountable nouns learners pluralise. Each rule fires only where its context
+leaves no doubt: a word the lexicon reads as two parts of speech the rule cannot tell apart is left alone, a noun
+followed by another word than a phrase's end is left alone ("two year old"), a word in capitals is left alone.
+
+A kind is kept only where at least 90% of the edits it makes on FCE dev and JFLEG dev together bring the sentence
+closer to a reference (``python -m models.gec.rule_precision``, which also gives the share that match a reference's
+edit exactly); each kind's edits carry that bar as their confidence. ``service.text.units`` merges the stage's edits
+with the model's: one edit where both make it, the model's where the model changes what a rule read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+import lemminflect
+
+__all__ = ["RULE_KINDS", "RuleEdit", "RuleKind", "find_rule_edits"]
+
+
+@dataclass(frozen=True)
+class RuleKind:
+    """One class of rule: what it corrects and its measured precision, the confidence its edits carry."""
+
+    name: str
+    description: str
+    confidence: float
+
+
+RULE_KINDS = {
+    kind.name: kind
+    for kind in (
+        RuleKind("repeated", 'a function word written twice ("the the")', 0.9),
+        RuleKind("capital", "a sentence of five tokens or more that starts in lowercase", 0.9),
+        RuleKind("agreement", 'an auxiliary that does not agree with its subject ("We was", "He don\'t")', 0.9),
+        RuleKind(
+            "bare_verb", 'a modal or "didn\'t" followed by another form than the bare verb ("She can sings")', 0.9
+        ),
+        RuleKind("uncountable", 'an uncountable noun made plural ("informations")', 0.9),
+        RuleKind("plural", 'a singular noun after a number word or quantifier ("two new chair")', 0.9),
+        RuleKind("comparative", 'a double comparative or superlative ("more taller")', 0.9),
+    )
+}
+"""The rule kinds kept, each with the confidence its edits carry: the bar each met (``models.gec.rule_precision``)."""
+
+
+@dataclass(frozen=True)
+class RuleEdit:
+    """Replace ``text[start:end]`` (``original``) by ``replacement``; ``context``: the span of the sentence the rule
+    read to decide (the edit's own span within it), which an edit of the model there overrides."""
+
+    start: int
+    end: int
+    original: str
+    replacement: str
+    kind: str
+    context: tuple[int, int]
+
+
+_TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*|\d+(?:[.,]\d+)*|\S")  # words (any letters), numbers, the rest
+
+
+@dataclass(frozen=True)
+class _Token:
+    text: str
+    start: int
+    end: int
+
+    @property
+    def lower(self) -> str:
+        return self.text.lower().replace("’", "'")
+
+    @property
+    def is_word(self) -> bool:
+        return self.text[0].isalpha()
+
+
+def _tokens(text: str) -> list[_Token]:
+    return [_Token(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_MODALS = _words("can could may might must shall should will would")
+_NUMBERS = _words(
+    "two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred"
+)
+_QUANTIFIERS = _words("many several few various")
+_PHRASE_END = _words(". , ! ? ; : and or in on at of for with from to that which who")  # what may follow a plural
+_UNCOUNTABLE = _words(
+    "information advice furniture homework equipment knowledge luggage baggage vocabulary housework"
+)  # the nouns learners pluralise that English never does
+_NEVER_TWICE = _words("the a an to of with from my your his her our their are were and I we they")
+_PRONOUNS = _words("i you we they he she it")
+_BEFORE_NOUN = _words("a an the this that his her my your our their its in on of for by")  # "a can", "his will"
+
+
+@lru_cache(maxsize=65536)
+def _lemmas(lower: str) -> dict[str, tuple[str, ...]]:
+    return dict(lemminflect.getAllLemmas(lower))
+
+
+@lru_cache(maxsize=65536)
+def _inflections(lemma: str, upos: str) -> dict[str, tuple[str, ...]]:
+    return dict(lemminflect.getAllInflections(lemma, upos=upos))
+
+
+def _has_tag(lower: str, upos: str, tag: str) -> bool:
+    """Whether ``lower`` is the ``tag`` form (PTB) of one of its ``upos`` lemmas."""
+    return any(lower in _inflections(lemma, upos).get(tag, ()) for lemma in _lemmas(lower).get(upos, ()))
+
+
+def _only_verb_tag(lower: str, tag: str, noun_too: bool = False) -> bool:
+    """Whether ``lower`` is a verb's ``tag`` form and no other form of a verb, and not an adjective, nor a noun unless
+    ``noun_too`` (where the context wants a verb: "he must finishes")."""
+    lemmas = _lemmas(lower)
+    if set(lemmas) != {"VERB"} and not (noun_too and set(lemmas) == {"VERB", "NOUN"}):
+        return False
+    forms = {t for lemma in lemmas["VERB"] for t, words in _inflections(lemma, "VERB").items() if lower in words}
+    return forms == {tag}
+
+
+def _case_like(model: str, word: str) -> str:
+    return word[0].upper() + word[1:] if model[:1].isupper() else word
+
+
+def _edit(token: _Token, replacement: str, kind: str, context: tuple[int, int]) -> RuleEdit:
+    return RuleEdit(token.start, token.end, token.text, _case_like(token.text, replacement), kind, context)
+
+
+# -- repeated words ---------------------------------------------------------------------------------------------------
+
+
+def _repeated(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """The second of two identical function words deleted with the blank before it ("the the")."""
+    first, second = tokens[i], tokens[i + 1] if i + 1 < len(tokens) else None
+    if second is None or first.lower != second.lower or first.lower not in _NEVER_TWICE | {"i"}:
+        return
+    if first.end < second.start and text[first.end : second.start].isspace():
+        yield RuleEdit(first.end, second.end, text[first.end : second.end], "", "repeated", (first.start, second.end))
+
+
+def _capital(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """A sentence's first word in lowercase, where the sentence starts with it and the lexicon knows it."""
+    word = tokens[i]
+    if i != 0 or len(tokens) < 5 or tokens[-1].text not in (".", "?", "!"):
+        return
+    known = _lemmas(word.lower) or word.lower in _NEVER_TWICE  # a name the lexicon lacks keeps its case ("iPhone")
+    if word.start == 0 and word.text.isalpha() and word.text.islower() and known:
+        yield RuleEdit(0, 1, text[0], text[0].upper(), "capital", (0, word.end))
+
+
+# -- agreement of auxiliaries ----------------------------------------------------------------------------------------
+
+_BOUNDARY = _words(", ; : ( and but so because when if that then")  # what may stand before a clause's subject
+_THIRD = _words("he she it")
+_THIRD_AUX = {"don't": "doesn't", "do": "does", "have": "has"}
+_PLAIN_AUX = {"doesn't": "don't", "does": "do", "has": "have"}
+_POSSESSIVES = _words("my his her our your their the")
+
+
+def _past_sentence(tokens: list[_Token]) -> bool:
+    """Whether the sentence tells of the past (a past form that is no bare verb, or was/were/did/had): there a
+    wrong present ("he have") more often wants the past than agreement."""
+    return any(
+        t.lower in ("was", "were", "did", "had", "didn't")
+        or (_has_tag(t.lower, "VERB", "VBD") and not _has_tag(t.lower, "VERB", "VB"))
+        for t in tokens
+    )
+
+
+def _agreement(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "We was", "He don't", "They has": an auxiliary that does not agree with the pronoun subject opening a clause
+    before it (not in a sentence about the past, where "he have" wants "had")."""
+    if i + 1 >= len(tokens) or (i > 0 and tokens[i - 1].lower not in _BOUNDARY):
+        return
+    subject, verb = tokens[i].lower, tokens[i + 1]
+    context, lower = (tokens[i].start, verb.end), verb.lower
+    if lower == "was" and subject in ("you", "we", "they"):
+        yield _edit(verb, "were", "agreement", context)
+    elif subject in _THIRD and lower in _THIRD_AUX and not _past_sentence(tokens):
+        yield _edit(verb, _THIRD_AUX[lower], "agreement", context)
+    elif subject in ("i", "you", "we", "they") and lower in _PLAIN_AUX and (subject != "i" or lower != "does"):
+        yield _edit(verb, _PLAIN_AUX[lower], "agreement", context)
+
+
+def _noun_subject(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "My brother don't": a possessive or "the" and a singular noun opening a clause, then "don't"."""
+    if i + 2 >= len(tokens) or tokens[i].lower not in _POSSESSIVES or (i > 0 and tokens[i - 1].lower not in _BOUNDARY):
+        return
+    noun, verb = tokens[i + 1], tokens[i + 2]
+    singular = _has_tag(noun.lower, "NOUN", "NN") and not _has_tag(noun.lower, "NOUN", "NNS")
+    if verb.lower == "don't" and set(_lemmas(noun.lower)) == {"NOUN"} and singular and not _past_sentence(tokens):
+        yield _edit(verb, "doesn't", "agreement", (tokens[i].start, verb.end))
+
+
+def _there_is(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "There is many people": "there is/was" before a number word or quantifier and a word."""
+    if i + 3 >= len(tokens) or tokens[i].lower != "there" or tokens[i + 1].lower not in ("is", "was"):
+        return
+    if tokens[i + 2].lower in _NUMBERS | _QUANTIFIERS and tokens[i + 3].is_word:
+        replacement = "are" if tokens[i + 1].lower == "is" else "were"
+        yield _edit(tokens[i + 1], replacement, "agreement", (tokens[i].start, tokens[i + 3].end))
+
+
+# -- bare verbs after modals and "do" ---------------------------------------------------------------------------------
+
+
+_WANTS_BARE = {"didn't": "VBD", "did": "VBD", "doesn't": "VBZ", "does": "VBZ", "can't": "VBZ", "won't": "VBZ"}
+"""The verb form each head is wrongly followed by and that this rule replaces (modals: ``VBZ``)."""
+
+
+def _bare_verb(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "She can sings", "didn't went", "Did you went": a modal or "do" followed by another form than the bare verb;
+    "did"/"does" only negated or opening a question (elsewhere they may be the main verb: "all you do becomes")."""
+    head = tokens[i].lower
+    wrong = "VBZ" if head in _MODALS else _WANTS_BARE.get(head)
+    if wrong is None or (i > 0 and tokens[i - 1].lower in _BEFORE_NOUN):
+        return  # "a can of", "his will"
+    j = i + 1
+    subject = i > 0 and tokens[i - 1].lower in _PRONOUNS  # "he must finishes": a verb, though also a noun
+    if j < len(tokens) and tokens[j].lower == "not":
+        j += 1
+    elif head in ("did", "does") and i == 0 and j < len(tokens) and tokens[j].lower in _PRONOUNS:
+        j, subject = j + 1, True  # "Did you went"
+    elif head in ("did", "does"):
+        return
+    if j < len(tokens) and tokens[j].text.islower() and _only_verb_tag(tokens[j].lower, wrong, subject):
+        verb = tokens[j]
+        lemma = _lemmas(verb.lower)["VERB"][0]
+        if lemma != verb.lower:
+            yield _edit(verb, lemma, "bare_verb", (tokens[i].start, verb.end))
+
+
+# -- nouns ------------------------------------------------------------------------------------------------------------
+
+
+def _uncountable(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    word = tokens[i]
+    if word.lower.endswith("s") and word.lower[:-1] in _UNCOUNTABLE and word.text.islower():
+        yield _edit(word, word.lower[:-1], "uncountable", (word.start, word.end))
+
+
+def _plural(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "two new chair": a number word or quantifier, adjectives, then a singular noun that ends its phrase."""
+    if tokens[i].lower not in _NUMBERS | _QUANTIFIERS or (i > 0 and tokens[i - 1].lower in ("the", "a", "one")):
+        return
+    j = i + 1
+    while j < len(tokens) and set(_lemmas(tokens[j].lower)) == {"ADJ"}:
+        j += 1
+    if j >= len(tokens) or j + 1 >= len(tokens):
+        return
+    noun, after = tokens[j], tokens[j + 1]
+    if not {"NOUN"} <= set(_lemmas(noun.lower)) <= {"NOUN", "VERB"} or not noun.text.islower():
+        return
+    if noun.lower in _UNCOUNTABLE or after.lower not in _PHRASE_END:
+        return
+    if _has_tag(noun.lower, "NOUN", "NN") and not _has_tag(noun.lower, "NOUN", "NNS"):
+        plural = _inflections(noun.lower, "NOUN").get("NNS", ())
+        if plural and plural[0] != noun.lower:
+            yield _edit(noun, plural[0], "plural", (tokens[i].start, noun.end))
+
+
+# -- comparatives -----------------------------------------------------------------------------------------------------
+
+
+def _comparative(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "more taller", "the most cheapest": "more"/"most" deleted before an adjective's own -er/-est form."""
+    head = tokens[i].lower
+    if head not in ("more", "most") or i + 1 >= len(tokens):
+        return
+    adjective = tokens[i + 1]
+    lemmas = _lemmas(adjective.lower)
+    if set(lemmas) != {"ADJ"} or not _has_tag(adjective.lower, "ADJ", "JJR" if head == "more" else "JJS"):
+        return
+    if adjective.lower not in _inflections(lemmas["ADJ"][0], "ADJ").get("JJ", ()):
+        start, end = tokens[i].start, adjective.start
+        yield RuleEdit(start, end, text[start:end], "", "comparative", (start, adjective.end))
+
+
+Rule = Callable[[str, list[_Token], int], Iterator[RuleEdit]]
+
+_RULES: tuple[Rule, ...] = (
+    _repeated,
+    _capital,
+    _agreement,
+    _noun_subject,
+    _there_is,
+    _bare_verb,
+    _uncountable,
+    _plural,
+    _comparative,
+)
+
+
+def find_rule_edits(text: str, starts_sentence: bool = True) -> list[RuleEdit]:
+    """The rule edits of one sentence ``text``, sorted, none overlapping another's span (the first found wins);
+    ``starts_sentence``: ``text`` starts a sentence (else its first word keeps its case)."""
+    tokens = _tokens(text)
+    found: list[RuleEdit] = []
+    for i in range(len(tokens)):
+        for rule in _RULES:
+            found.extend(rule(text, tokens, i))
+    if not starts_sentence:
+        found = [edit for edit in found if edit.kind != "capital"]
+    kept: list[RuleEdit] = []
+    for edit in sorted(found, key=lambda e: (e.start, e.end)):
+        if not kept or (edit.start >= kept[-1].end and edit.start > kept[-1].start):
+            kept.append(edit)
+    return kept

@@ -1,0 +1,186 @@
+"""The rule stage: each kind fixes its errors and leaves correct English alone, and its edits merge with the model's
+(one edit where both make it, the model's where it changes what a rule read, never two overlapping)."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from service.text.confidence import FEATURES, ConfidenceModel
+from service.text.edits import Edit, apply_edits
+from service.text.grammar_rules import RULE_KINDS, find_rule_edits
+from service.text.units import Scoring, assemble, plan_units
+from tests.text.char_codec import CHARS
+
+
+def _fixed(text: str) -> tuple[str, list[str]]:
+    edits = find_rule_edits(text)
+    return apply_edits(text, [Edit(e.start, e.end, e.original, e.replacement) for e in edits]), [e.kind for e in edits]
+
+
+FIXES = [
+    ("I went to the the cinema yesterday.", "I went to the cinema yesterday.", "repeated"),
+    ("She gave it to to her mother.", "She gave it to her mother.", "repeated"),
+    ("my name is Anna and I live in Madrid.", "My name is Anna and I live in Madrid.", "capital"),
+    ("We was late for the meeting.", "We were late for the meeting.", "agreement"),
+    ("My brother don't like vegetables.", "My brother doesn't like vegetables.", "agreement"),
+    ("He have two cats at home.", "He has two cats at home.", "agreement"),
+    ("They has a big garden.", "They have a big garden.", "agreement"),
+    ("There is many people in the park.", "There are many people in the park.", "agreement"),
+    ("She can sings very well.", "She can sing very well.", "bare_verb"),
+    ("I didn't went to school.", "I didn't go to school.", "bare_verb"),
+    ("He must finishes his work first.", "He must finish his work first.", "bare_verb"),  # "finishes": also a noun
+    ("Did you went there last week?", "Did you go there last week?", "bare_verb"),
+    ("He doesn't likes fish.", "He doesn't like fish.", "bare_verb"),
+    ("Thank you for the informations.", "Thank you for the information.", "uncountable"),
+    ("She gave me some advices.", "She gave me some advice.", "uncountable"),
+    ("I have two new chair in my room.", "I have two new chairs in my room.", "plural"),
+    ("There are many book on the shelf.", "There are many books on the shelf.", "plural"),
+    ("My sister is more taller than me.", "My sister is taller than me.", "comparative"),
+    ("It is the most cheapest hotel.", "It is the cheapest hotel.", "comparative"),
+]
+
+
+@pytest.mark.parametrize(("source", "corrected", "kind"), FIXES)
+def test_each_kind_fixes_its_errors(source: str, corrected: str, kind: str) -> None:
+    assert _fixed(source) == (corrected, [kind])
+
+
+CORRECT = [
+    "He was looked for for many years.",  # a preposition and a particle
+    "What it is is a question of time.",
+    "Will drinks be served after the talk?",  # "will" opens a question: "drinks" is a noun
+    "We bought a can of beans and a saw.",
+    "They did well, and all you do becomes easier.",  # "do" as the main verb
+    "She has a two year old daughter.",  # a compound before a noun
+    "Many thanks for the two reports.",
+    "Several people came, and more than ten left.",
+    "He said that he have to go, and he left.",  # about the past: "had", not "has"
+    "The pronoun we was used twice in the text.",  # "we" is no subject here
+    "If I were you, I would ask.",
+    "It was the most beautiful view, and far more interesting.",
+    "THE PLAN IS THAT YOU CAN GOES.",  # capitals: left alone
+    "iPhone sales grew in the quarter.",  # a name in lowercase
+    "yours sincerely",  # too short to be a sentence
+    "The information and the advice were useful.",
+    "An hour later, a user opened a URL in an SQL shell.",
+    "A one-off payment was made to an MBA student.",
+]
+
+
+@pytest.mark.parametrize("text", CORRECT)
+def test_correct_english_is_left_alone(text: str) -> None:
+    assert find_rule_edits(text) == []
+
+
+def test_a_text_that_does_not_start_a_sentence_keeps_its_first_word() -> None:
+    assert find_rule_edits("and then we went home to sleep.", starts_sentence=False) == []
+    assert [e.kind for e in find_rule_edits("and then we went home to sleep.")] == ["capital"]
+    assert find_rule_edits("ebay sold more phones this year.") == []  # a name the lexicon lacks
+
+
+def test_every_kind_has_a_description_and_a_confidence_of_at_least_the_bar() -> None:
+    for name, kind in RULE_KINDS.items():
+        assert kind.name == name and kind.description and 0.9 <= kind.confidence <= 1.0
+
+
+WORDS = st.sampled_from(
+    [
+        *("the", "the", "a", "an", "to", "I", "can", "sings", "didn't", "went", "two", "new", "chair", "many", "book"),
+        *("more", "taller", "most", "cheapest", "informations", "advices", "and", ",", ".", "?", "she", "he", "did"),
+        *("you", "we", "was", "have", "don't", "there", "is", "my", "brother", "cat", "run"),
+    ]
+)
+SENTENCES = st.lists(WORDS, min_size=1, max_size=14).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SENTENCES)
+def test_rule_edits_are_sorted_disjoint_and_match_the_text(text: str) -> None:
+    edits = find_rule_edits(text)
+    assert all(text[e.start : e.end] == e.original for e in edits)
+    assert all(a.end <= b.start and a.start < b.start for a, b in pairwise(edits))
+    assert all(e.context[0] <= e.start and e.end <= e.context[1] for e in edits)
+
+
+def _applied(paragraph: str, edits) -> str:
+    return apply_edits(paragraph, [Edit(e.start, e.end, e.original, e.replacement) for e in edits])
+
+
+@settings(max_examples=300, deadline=None)
+@given(SENTENCES, st.data())
+def test_rule_and_model_edits_merge_into_disjoint_edits_that_give_the_text(sentence: str, data) -> None:
+    """Whatever the model outputs (the sentence, the rules' correction of it, or either with a word changed), the
+    assembled edits never overlap, none is made twice, and applied they give the corrected text."""
+    paragraph = sentence + "."
+    units = plan_units(paragraph, CHARS, 1000)
+    outputs = []
+    for unit in units:
+        ruled = _applied(unit.normalized.text, find_rule_edits(unit.normalized.text))
+        words = data.draw(st.sampled_from([unit.normalized.text, ruled])).split(" ")
+        if data.draw(st.booleans()):
+            words[data.draw(st.integers(0, len(words) - 1))] = data.draw(WORDS)
+        outputs.append(" ".join(words))
+    assembled = assemble(paragraph, units, outputs)
+    edits = sorted(assembled.edits, key=lambda e: (e.start, e.end))
+    assert all(a.end <= b.start and a.start < b.start for a, b in pairwise(edits))
+    assert _applied(paragraph, edits) == assembled.text
+
+
+def test_an_edit_both_make_is_one_edit_with_the_rule_s_confidence() -> None:
+    paragraph = "She can sings very well."
+    (unit,) = plan_units(paragraph, CHARS, 100)
+    (edit,) = assemble(paragraph, [unit], ["She can sing very well."]).edits
+    assert (edit.original, edit.replacement) == ("sings", "sing")
+    assert edit.confidence >= RULE_KINDS["bare_verb"].confidence
+    assert edit.category == "R:VERB:FORM" and edit.message
+
+
+def test_the_rules_correct_what_the_model_leaves_and_yield_where_it_changes_what_they_read() -> None:
+    paragraph = "She can sings and we have two new chair."
+    (unit,) = plan_units(paragraph, CHARS, 100)
+    alone = assemble(paragraph, [unit], [paragraph])
+    assert alone.text == "She can sing and we have two new chairs."
+    assert [e.category for e in alone.edits] == ["R:VERB:FORM", "R:NOUN:NUM"]
+    model = assemble(paragraph, [unit], ["She can dance and we have two new chair."])  # the model rewrote "sings"
+    assert model.text == "She can dance and we have two new chairs."
+
+
+def test_two_rule_edits_in_one_sentence_both_stand() -> None:
+    paragraph = "my brother don't like vegetables at all."
+    units = plan_units(paragraph, CHARS, 100)
+    assembled = assemble(paragraph, units, [u.normalized.text for u in units])
+    assert assembled.text == "My brother doesn't like vegetables at all."
+
+
+def test_rule_edits_respect_the_threshold_and_the_guard() -> None:
+    paragraph = "Thank you for the informations."
+    (unit,) = plan_units(paragraph, CHARS, 100)
+    doubtful = ConfidenceModel((-20.0,) + (0.0,) * (len(FEATURES) - 1))  # the model's own edits: about 0
+    for threshold in (0.22, 0.5):
+        kept = assemble(paragraph, [unit], [paragraph], scoring=Scoring(doubtful, threshold=threshold))
+        assert kept.text == "Thank you for the information."
+        assert [e.confidence for e in kept.edits] == [RULE_KINDS["uncountable"].confidence]
+    strict = assemble(paragraph, [unit], [paragraph], scoring=Scoring(doubtful, threshold=1.2))
+    assert strict.text == paragraph and [e.replacement for e in strict.held] == ["information"]
+    dropped = assemble(paragraph, [unit], ["!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"])
+    assert dropped.dropped and dropped.text == "Thank you for the information."
+
+
+def test_no_rule_edit_in_a_list_item_s_first_word_a_protected_span_or_another_language() -> None:
+    for paragraph in ("- two new chair in the room", "Run `the the` to see.", "Ich habe zwei neue Stühle gekauft."):
+        units = plan_units(paragraph, CHARS, 100, english=lambda text, spans: [False] * len(spans))
+        assert assemble(paragraph, units, [u.normalized.text for u in units]).edits == []
+    paragraph = "- my name is Anna and I live here."
+    units = plan_units(paragraph, CHARS, 100)
+    assert assemble(paragraph, units, [u.normalized.text for u in units]).text == paragraph
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=120))
+def test_any_text_gives_edits_that_match_it(text: str) -> None:
+    for edit in find_rule_edits(text):
+        assert text[edit.start : edit.end] == edit.original and edit.original != edit.replacement
