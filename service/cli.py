@@ -16,10 +16,14 @@ COMMANDS = {
     "keys": ("service.commands.keys", "API keys: 'keys hash' prints the stored form of a key read on stdin"),
     "export": ("models.export.exporter", "export a Hugging Face checkpoint to the ONNX model format"),
     "eval": ("models.gec.evaluate", "GLEU and change statistics of a model on a dev set"),
-    "bench": (None, "benchmarks: 'bench decoding', 'profile', 'serve', 'preprocess', 'scaleout', 'stages', 'device'"),
+    "bench": (
+        None,
+        "benchmarks: 'bench decoding', 'diversity', 'profile', 'serve', 'preprocess', 'scaleout', 'stages', 'device'",
+    ),
 }
 BENCHES = {
     "decoding": "service.bench.decoding",
+    "diversity": "service.bench.diversity",
     "profile": "service.bench.profile",
     "serve": "loadtest.serve",
     "preprocess": "service.bench.preprocess",
