@@ -5,12 +5,13 @@
 
 Each row decodes every sentence with ``--num-beams`` beams and returns all of them (``num_return_sequences`` =
 ``num_beams``, the list ``options.alternatives`` draws from); the first row is plain beam search, the others split
-the beams into ``--groups`` with each ``--penalties`` value (``diversity_penalty``). Per row: how many of the n
-outputs are distinct texts (mean per sentence, and the share of sentences with all n distinct), the mean pairwise
-edit distance between a sentence's outputs in model tokens, and in words (whitespace-split), how often the best
-output is plain beam search's best, and the cost: ms per sentence (batches of ``--batch-size``, sentences in input
-order; the fastest of ``--rounds`` runs of every configuration, the rounds interleaved, so that a burst of other work
-on the machine inflates no row) and that over plain beam search's.
+the beams into ``--groups`` (those that divide ``--num-beams``) with each ``--penalties`` value
+(``diversity_penalty``). Per row: how many of the n outputs are distinct texts (mean per sentence, and the share of
+sentences with all n distinct), the mean pairwise edit distance between a sentence's outputs in model tokens, and in
+words (whitespace-split), how often the best output is plain beam search's best, and the cost: ms per sentence
+(batches of ``--batch-size``, sentences in input order; the fastest of ``--rounds`` runs of every configuration,
+the rounds interleaved, so that a burst of other work on the machine inflates no row) and that over plain beam
+search's.
 """
 
 from __future__ import annotations
