@@ -45,10 +45,12 @@ MKDOCS = NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
 docs: $(VENV)/.dev
 	$(MKDOCS) build --strict --quiet
 
-## Set up and pass the tests: unit and integration, slow ones included (load runs live in loadtest/), and the docs.
+## Set up and pass the tests: the linters and the type checker, unit and integration tests, slow ones included (load
+## runs live in loadtest/), and the docs.
 test: $(VENV)/.dev web
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/mypy
 	$(MKDOCS) build --strict --quiet
 	$(BIN)/python -m pytest -q
 
@@ -65,8 +67,11 @@ test-unit: $(VENV)/.dev
 docker-test: web
 	deploy/docker/docker-test.sh
 
+## ruff, and mypy strict on what pyproject.toml's [tool.mypy] names (its cache in .mypy_cache: a few seconds cold,
+## under one warm).
 lint: $(VENV)/.dev
 	$(BIN)/ruff check $(LINTED)
+	$(BIN)/mypy
 
 ## Regenerate the tiny test model (trains about a minute, exports through the real exporter).
 fixture: $(VENV)/.dev
@@ -160,7 +165,7 @@ loadtest-measure: $(VENV)/.dev
 		--step-time $(STEP_TIME) --compare-time 120
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis
 
 ## Regenerate the committed gRPC code from service/api/proto/gecserve.proto.
 proto: $(VENV)/.dev

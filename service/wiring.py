@@ -17,7 +17,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import psutil
@@ -260,14 +260,14 @@ class ModelBuilder:
                 await batcher.submit_many([Job(tokens=tokens, arm=queue, payload=payload) for _ in range(size)])
 
     @staticmethod
-    def _release_while_idle(queues: LocalQueues) -> Callable[[], asyncio.Future[None]]:
+    def _release_while_idle(queues: LocalQueues) -> Callable[[], Awaitable[None]]:
         """Start giving the memory decoding used back while ``queues`` are idle; returns what stops it."""
         busy = lambda: queues.busy  # noqa: E731
         task = asyncio.create_task(release_while_idle(queues.idle_release, busy), name="release-memory")
 
-        def stop() -> asyncio.Future[None]:
+        async def stop() -> None:
             task.cancel()
-            return asyncio.gather(task, return_exceptions=True)
+            await asyncio.gather(task, return_exceptions=True)
 
         return stop
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from service.config import DEFAULT_MODEL, Settings
 from service.engine.manifest import ModelManifest, level_keep_bias
 from service.experiments.arms import BACKENDS
+from service.text.dialects import BRITISH, DIALECTS, UNSURE, replacements
 from service.text.policy import LEVELS, MULTIPLIERS
 from service.text.rules import RULES
 
@@ -65,3 +66,34 @@ def test_the_diverse_beam_table_is_its_benchmark_s() -> None:
             f" {r['ms_per_sentence']:.1f} | {r['cost_vs_beam']:.2f}x |"
         )
         assert row in BENCHMARKS, f"docs/benchmarks.md's diverse beam search table lacks or misstates: {row}"
+
+
+TEXT = (DOCS / "text.md").read_text(encoding="utf-8")
+_DIALECT_ROWS = {  # the text page's class names and examples: (class, British, American)
+    "-our": ("our", "colour", "color"),
+    "-re": ("re", "centre", "center"),
+    "doubled l": ("ll", "travelled", "traveled"),
+    "-ence": ("ence", "defence", "defense"),
+    "-ogue": ("ogue", "catalogue", "catalog"),
+    "-ise": ("ize", "organise", "organize"),
+    "-yse": ("yze", "analyse", "analyze"),
+    "ae, oe": ("ae", "anaemia", "anemia"),
+    "-mme": ("mme", "programme", "program"),
+}
+
+
+def test_the_dialect_table_is_the_dialects_choice() -> None:
+    for label, (name, british, american) in _DIALECT_ROWS.items():
+        cells = []
+        for dialect in DIALECTS.values():
+            side = dialect.spells.get(name)
+            if side is None:
+                cells.append("both stand")
+                continue
+            written, other = (british, american) if side == BRITISH else (american, british)
+            picky = replacements(dialect)[other][1] == UNSURE
+            cells.append(f"{written} (picky)" if picky else written)
+        row = f"| {label} | {british}/{american} | " + " | ".join(cells) + " |"
+        assert row in TEXT, f"docs/text.md's dialect table lacks or misstates: {row}"
+    assert [d.code for d in DIALECTS.values()] == ["en-US", "en-GB", "en-CA", "en-AU"]  # the table's columns
+    assert "other" not in DIALECTS["en-ca"].spells  # "both stand"

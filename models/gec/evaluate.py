@@ -8,7 +8,8 @@ normalisation, the spelling stage where the model ships a vocabulary, the model'
 aggressive decoding with the model's keep bias (``--keep-bias`` to set another), the language
 model's review where the model ships one (``--no-lm-review`` to leave it out), and the served
 assembly (the guard, protected spans, each edit's confidence with the edits under the level's threshold held back:
-``--level``, ``--min-confidence``, or ``--no-confidence`` for every edit the model makes).
+``--level``, ``--min-confidence``, or ``--no-confidence`` for every edit the model makes; ``--language`` for an
+English dialect's spelling variants, as a request's ``language``).
 
 GLEU is the JFLEG multi-reference definition (500 iterations of random reference choice,
 compared on tokens). With ``--tokenized`` the source and references are tokenised text (as
@@ -31,7 +32,7 @@ from models.gec.metrics import change_stats, corpus_gleu, detokenize, tokenize
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine
 from service.engine.offline import correct_texts, model_review, model_speller
-from service.engine.offline_options import add_confidence_options, confidence_of
+from service.engine.offline_options import add_confidence_options, add_language_option, confidence_of
 from service.engine.report import table
 from service.engine.runtime import RuntimeOptions
 from service.text.confidence import ConfidenceModel
@@ -57,11 +58,12 @@ def evaluate(
     confidence: ConfidenceModel | None = None,
     level: str = "default",
     min_confidence: float | None = None,
+    language: str | None = None,
 ) -> dict[str, Any]:
     """Correct ``sources`` (spelled first by ``speller`` if given, decoded with ``keep_bias``, None: the model's
     for ``level``, reviewed by ``review`` if given, edits under ``level``'s confidence threshold or ``min_confidence``
-    held back where a ``confidence`` model is given) and score them; ``references[k][i]`` is reference k of
-    sentence i."""
+    held back where a ``confidence`` model is given, with ``language``'s spelling variants) and score them;
+    ``references[k][i]`` is reference k of sentence i."""
     inputs = [detokenize(s) if tokenized else s for s in sources]
     corrected = correct_texts(
         engine,
@@ -76,6 +78,7 @@ def evaluate(
         confidence=confidence,
         level=level,
         min_confidence=min_confidence,
+        language=language,
     )
     dropped = Counter(reason for c in corrected for reason in c.dropped)
     figures = score(sources, references, tokenized, [c.text for c in corrected])
@@ -130,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the keep bias (default: the model's, as served; greedy, aggressive)",
     )
     add_confidence_options(parser)
+    add_language_option(parser)
     parser.add_argument("--out", type=Path, default=None, help="write the corrected sentences here")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args(argv)
@@ -154,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         confidence,
         args.level,
         args.min_confidence,
+        args.language,
     )
     hypotheses = result.pop("hypotheses")
     if args.out:
@@ -164,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         "spelling": speller is not None,
         "lm_review": review is not None,
         "held": held,
+        "language": args.language,
         **result,
     }
     columns = ["set", "spelling", "lm_review", "held", "sentences", "gleu", "exact_match", "unchanged_kept", "changed"]

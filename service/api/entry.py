@@ -50,6 +50,7 @@ def correct_request(body: schemas.CorrectBody, named_arm: str | None) -> Correct
         user_id=body.client.user_id,
         session_id=body.client.session_id,
         model=body.model,
+        language=body.options.language,
     )
 
 

@@ -99,6 +99,8 @@ def _correct_fields(request: pb.CorrectRequest) -> dict[str, Any]:
         fields["options"]["keep_bias"] = request.options.keep_bias
     if request.options.HasField("min_confidence"):
         fields["options"]["min_confidence"] = request.options.min_confidence
+    if request.options.language:
+        fields["options"]["language"] = request.options.language
     if request.offset_unit:
         fields["offset_unit"] = request.offset_unit
     if request.HasField("text"):

@@ -82,7 +82,7 @@ def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
     @router.get("/check", response_class=TextJSONResponse, responses=CHECK_RESPONSES, openapi_extra=CHECK_QUERY)
     @router.post("/check", response_class=TextJSONResponse, responses=CHECK_RESPONSES, openapi_extra=CHECK_FORM)
     async def check(request: Request) -> Response:
-        """LanguageTool's check: form parameters `text` or `data`, `language` (en, en-US, en-GB, auto),
+        """LanguageTool's check: form parameters `text` or `data`, `language` (en, en-US, en-GB, en-CA, en-AU, auto),
         `motherTongue`, `enabledRules`, `disabledRules`, `enabledCategories`, `disabledCategories`,
         `enabledOnly`, `level`, `preferredVariants`, `username` (the sticky key), `instanceId`; and ours,
         `alternatives` (0-5). Answers LanguageTool's JSON; errors in its plain-text form."""
@@ -113,6 +113,7 @@ def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
                 "alternatives": params.alternatives,
                 "spelling": params.rules.selected(RULES["SPELL"]),  # disabledCategories=TYPOS: no spelling stage
                 "level": params.level,  # picky: the model's recall end (ModelManifest.keep_bias)
+                "language": params.dialect,  # en-GB: American spellings get British variants
             },
             "client": {"user_id": params.user_id, "session_id": params.session_id},
         }

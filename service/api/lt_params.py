@@ -12,6 +12,10 @@ its session key; ``apiKey`` is a credential (this service's API key, when keys a
 ``alternatives`` (0-5) is ours, not LanguageTool's: beam-search n-best as further replacements, as in
 ``/v1/correct``.
 
+``language`` is ``en``, ``auto`` or an English dialect (``en-US``, ``en-GB``, ``en-CA``, ``en-AU``); a dialect named
+turns on its spelling variants (``CheckParams.dialect``, ``service.text.dialects``), ``en`` and ``auto`` accept both
+spellings.
+
 ``detected_language`` names a detected language as LanguageTool names it in an answer: English as the English variant
 the answer is in, a language LanguageTool checks by its name and its default variant's code ("German (Germany)",
 ``de-DE``), any other by its English name and its ISO code.
@@ -39,7 +43,9 @@ class Language:
 ENGLISH = Language("English", "en", "en")
 AMERICAN = Language("English (US)", "en", "en-US")
 BRITISH = Language("English (GB)", "en", "en-GB")
-LANGUAGES = {language.long_code.casefold(): language for language in (ENGLISH, AMERICAN, BRITISH)}
+CANADIAN = Language("English (Canadian)", "en", "en-CA")
+AUSTRALIAN = Language("English (Australian)", "en", "en-AU")
+LANGUAGES = {language.long_code.casefold(): language for language in (ENGLISH, AMERICAN, BRITISH, CANADIAN, AUSTRALIAN)}
 AUTO = "auto"
 
 # The languages LanguageTool checks, as it answers a detection of one: its name and its default variant's code.
@@ -93,8 +99,8 @@ CHECK_PARAMETERS: dict[str, dict[str, Any]] = {
     "data": {**_STRING, "description": 'LanguageTool\'s annotation as JSON: {"annotation": [{"text"}, {"markup"}]}'},
     "language": {
         **_STRING,
-        "pattern": "^([eE][nN](-([uU][sS]|[gG][bB]))?|[aA][uU][tT][oO])$",
-        "description": "en, en-US, en-GB or auto (any case)",
+        "pattern": "^([eE][nN](-([uU][sS]|[gG][bB]|[cC][aA]|[aA][uU]))?|[aA][uU][tT][oO])$",
+        "description": "en, en-US, en-GB, en-CA, en-AU or auto (any case); a dialect named: its spelling variants",
     },
     "motherTongue": {**_STRING, "pattern": "^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$"},
     "enabledRules": {**_STRING, "description": "comma-separated rule ids"},
@@ -125,6 +131,12 @@ class CheckParams:
     level: str  # "default" or "picky"
     user_id: str | None
     session_id: str | None
+
+    @property
+    def dialect(self) -> str | None:
+        """The English dialect whose spelling the client named (``service.text.dialects``), None for ``en`` and
+        ``auto``: both spellings stand."""
+        return None if self.auto or self.language is ENGLISH else self.language.long_code
 
 
 def decode_form(body: bytes, query: str) -> dict[str, str]:

@@ -27,6 +27,7 @@ CORRECT_EXAMPLE = {
         "level": "default",
         "min_confidence": None,
         "keep_bias": None,
+        "language": None,
     },
     "client": {"user_id": "u-123", "session_id": "s-456"},
 }
@@ -81,6 +82,13 @@ class Options(BaseModel):
         description="the model's bias for keeping the writer's words, in logits, instead of `level`: above the"
         " model's default fewer edits, below it more; null = the level's. Greedy and aggressive decoding only"
         " (an arm that decodes otherwise answers 422).",
+    )
+    language: str | None = Field(
+        None,
+        max_length=16,
+        description="the writer's English dialect, as LanguageTool's codes: en-US, en-GB, en-CA or en-AU (any case):"
+        " words spelled the other way get suggestions of category R:SPELL:DIALECT. null = both spellings stand. The"
+        " model never changes one dialect's spelling into the other's. Another code gets 400 naming those served.",
     )
 
 

@@ -176,37 +176,48 @@ def words_router(store: WordStore, access: AccessControl) -> APIRouter:
     """``/v2/words`` (LanguageTool's, admitted by ``access`` in the routes) and ``/v1/words`` (JSON), over
     ``store``."""
     router = APIRouter()
+    _add_languagetool_routes(router, store, access)
+    _add_json_routes(router, store)
+    return router
 
-    async def lt_call(request: Request, answer: Callable[[dict[str, str], str], Awaitable[dict[str, Any]]]) -> Response:
-        """Read LanguageTool's parameters, admit the request, then answer what ``answer(form, user)`` gives."""
-        headers = request.headers
-        try:
-            body = await request.body() if request.method == "POST" else b""
-            form = decode_form(body, request.url.query)
-        except BadCheckRequestError as error:
-            return lt_error(400, str(error))
-        try:
-            key = presented_key(headers.get("authorization"), headers.get("x-api-key"), form.get("apiKey"))
-            await access.admit(key)
-        except RequestError as error:
-            return lt_error(error.status, error.message, error.retry_after)
-        user = form.get("username")
-        if not user:
-            return lt_error(400, "'username' parameter missing")
-        try:
-            return TextJSONResponse(await answer(form, check_user(user)))
-        except ValueError as error:
-            return lt_error(400, str(error))
-        except DictionaryFullError as error:
-            return lt_error(409, str(error))
-        except RedisError as error:
-            return lt_error(503, f"the dictionaries' store is unreachable: {error}", RETRY_AFTER_S)
 
-    def lt_word(form: dict[str, str]) -> str:
-        word = form.get("word")
-        if word is None:
-            raise ValueError("'word' parameter missing")
-        return word
+async def _lt_call(
+    request: Request, access: AccessControl, answer: Callable[[dict[str, str], str], Awaitable[dict[str, Any]]]
+) -> Response:
+    """Read LanguageTool's parameters, admit the request, then answer what ``answer(form, user)`` gives."""
+    headers = request.headers
+    try:
+        body = await request.body() if request.method == "POST" else b""
+        form = decode_form(body, request.url.query)
+    except BadCheckRequestError as error:
+        return lt_error(400, str(error))
+    try:
+        key = presented_key(headers.get("authorization"), headers.get("x-api-key"), form.get("apiKey"))
+        await access.admit(key)
+    except RequestError as error:
+        return lt_error(error.status, error.message, error.retry_after)
+    user = form.get("username")
+    if not user:
+        return lt_error(400, "'username' parameter missing")
+    try:
+        return TextJSONResponse(await answer(form, check_user(user)))
+    except ValueError as error:
+        return lt_error(400, str(error))
+    except DictionaryFullError as error:
+        return lt_error(409, str(error))
+    except RedisError as error:
+        return lt_error(503, f"the dictionaries' store is unreachable: {error}", RETRY_AFTER_S)
+
+
+def _lt_word(form: dict[str, str]) -> str:
+    word = form.get("word")
+    if word is None:
+        raise ValueError("'word' parameter missing")
+    return word
+
+
+def _add_languagetool_routes(router: APIRouter, store: WordStore, access: AccessControl) -> None:
+    """LanguageTool's ``/v2/words``, ``/v2/words/add`` and ``/v2/words/delete``: form fields in, its JSON out."""
 
     @router.get(
         "/v2/words",
@@ -222,7 +233,7 @@ def words_router(store: WordStore, access: AccessControl) -> APIRouter:
             offset, limit = _whole(form, "offset", 0), _whole(form, "limit", LT_DEFAULT_LIMIT)
             return {"words": await store.words(user, offset, limit)}
 
-        return await lt_call(request, answer)
+        return await _lt_call(request, access, answer)
 
     @router.post(
         "/v2/words/add",
@@ -235,9 +246,9 @@ def words_router(store: WordStore, access: AccessControl) -> APIRouter:
         """Add `word` to the dictionary of `username` (LanguageTool's form fields)."""
 
         async def answer(form: dict[str, str], user: str) -> dict[str, Any]:
-            return {"added": await store.add(user, lt_word(form))}
+            return {"added": await store.add(user, _lt_word(form))}
 
-        return await lt_call(request, answer)
+        return await _lt_call(request, access, answer)
 
     @router.post(
         "/v2/words/delete",
@@ -250,23 +261,29 @@ def words_router(store: WordStore, access: AccessControl) -> APIRouter:
         """Delete `word` from the dictionary of `username` (LanguageTool's form fields)."""
 
         async def answer(form: dict[str, str], user: str) -> dict[str, Any]:
-            return {"deleted": await store.delete(user, lt_word(form))}
+            return {"deleted": await store.delete(user, _lt_word(form))}
 
-        return await lt_call(request, answer)
+        return await _lt_call(request, access, answer)
 
-    v1_errors = {
-        401: "no API key, or one that is not valid (when keys are configured)",
-        422: "invalid JSON, fields or parameters",
-        429: "the API key is over its rate limit; see Retry-After",
-        503: "the dictionaries' store (Redis) does not answer; see Retry-After",
-    }
+
+_V1_ERRORS = {
+    401: "no API key, or one that is not valid (when keys are configured)",
+    422: "invalid JSON, fields or parameters",
+    429: "the API key is over its rate limit; see Retry-After",
+    503: "the dictionaries' store (Redis) does not answer; see Retry-After",
+}
+"""The errors every ``/v1/words`` route may answer (access is checked by the app's middleware)."""
+
+
+def _add_json_routes(router: APIRouter, store: WordStore) -> None:
+    """``/v1/words``: list (GET), add (POST) and delete (DELETE ``/v1/words/{word}``), in JSON."""
 
     @router.get(
         "/v1/words",
         tags=["words"],
         response_model=WordsResponse,
         response_class=TextJSONResponse,
-        responses=documented_errors(v1_errors),
+        responses=documented_errors(_V1_ERRORS),
     )
     async def words(
         user: str = Query(min_length=1, max_length=MAX_USER_CHARS, description="the writer"),
@@ -283,7 +300,7 @@ def words_router(store: WordStore, access: AccessControl) -> APIRouter:
         response_model=AddedResponse,
         response_class=TextJSONResponse,
         responses=documented_errors(
-            {400: "a word that is not 1-64 characters without whitespace", 409: "the dictionary is full", **v1_errors}
+            {400: "a word that is not 1-64 characters without whitespace", 409: "the dictionary is full", **_V1_ERRORS}
         ),
     )
     async def add(body: WordBody) -> dict[str, Any]:
@@ -295,15 +312,13 @@ def words_router(store: WordStore, access: AccessControl) -> APIRouter:
         tags=["words"],
         response_model=DeletedResponse,
         response_class=TextJSONResponse,
-        responses=documented_errors({400: "a word that is not 1-64 characters without whitespace", **v1_errors}),
+        responses=documented_errors({400: "a word that is not 1-64 characters without whitespace", **_V1_ERRORS}),
     )
     async def delete(
         word: str, user: str = Query(min_length=1, max_length=MAX_USER_CHARS, description="the writer")
     ) -> dict[str, Any]:
         """Delete a word from the writer's dictionary; `deleted` is false when it was not there."""
         return {"deleted": await _stored(store.delete(user, word))}
-
-    return router
 
 
 async def _stored(call: Awaitable[T]) -> T:

@@ -23,10 +23,11 @@ import logging
 import math
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
+from redis.typing import StreamIdT
 
 from service.batching.admission import ServiceRate
 from service.batching.batcher import (
@@ -40,7 +41,16 @@ from service.batching.batcher import (
     WouldMissDeadlineError,
 )
 from service.batching.job import Job, Priority
-from service.batching.streams import REPLY_TTL_S, Reply, StreamKeys, cancel_task, decode_reply, encode_job, ensure_group
+from service.batching.streams import (
+    REPLY_TTL_S,
+    Reply,
+    StreamKeys,
+    StreamsRead,
+    cancel_task,
+    decode_reply,
+    encode_job,
+    ensure_group,
+)
 
 __all__ = ["ReplyRouter", "StreamBatcher"]
 
@@ -74,7 +84,7 @@ class ReplyRouter:
         self.ttl_s = ttl_s
         self._waiting: dict[str, asyncio.Future[Reply]] = {}
         self._task: asyncio.Task[None] | None = None
-        self._last_id = "0-0"
+        self._last_id: bytes | str = "0-0"
         self.healthy = True
 
     def start(self) -> None:
@@ -104,9 +114,12 @@ class ReplyRouter:
         while True:
             try:
                 await self.client.expire(self.key, int(self.ttl_s))
-                batches = await self.client.xread({self.key: self._last_id}, count=512, block=self.block_ms)
+                batches = cast(
+                    StreamsRead | None,
+                    await self.client.xread({self.key: self._last_id}, count=512, block=self.block_ms),
+                )
                 for _, entries in batches or ():
-                    read = []
+                    read: list[StreamIdT] = []
                     for entry_id, fields in entries:
                         self._last_id = entry_id
                         read.append(entry_id)

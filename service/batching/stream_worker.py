@@ -23,12 +23,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
+from redis.typing import KeyT, StreamIdT, StreamRangeResponse
 
 from service.batching.batcher import BatcherHooks, BatcherStoppedError, DeadlineExceededError
 from service.batching.local import LocalBatcher
@@ -37,8 +38,11 @@ from service.batching.running import RunningBatch
 from service.batching.streams import (
     GROUP,
     REPLY_TTL_S,
+    Fields,
     JobEntry,
+    ReplyFields,
     StreamKeys,
+    StreamsRead,
     cancel_task,
     decode_job,
     encode_error,
@@ -158,7 +162,7 @@ class StreamConsumer:
         if self.fixed_queues is not None:
             names = self.fixed_queues
         else:
-            names = sorted(name.decode() for name in await self.client.smembers(self.keys.queues))
+            names = sorted(_str(name) for name in await self.client.smembers(self.keys.queues))
         for name in names:
             if name not in self.queues:
                 await ensure_group(self.client, self.keys.jobs(name))
@@ -173,13 +177,18 @@ class StreamConsumer:
     async def _read_until_stopped(self) -> None:
         backoff = 0.0
         while not self._stopping.is_set():
-            room = {q.stream: ">" for q in self.queues.values() if q.batcher.depth < 2 * self.policy.max_batch_size}
+            room: dict[KeyT, StreamIdT] = {
+                q.stream: ">" for q in self.queues.values() if q.batcher.depth < 2 * self.policy.max_batch_size
+            }
             if not room:
                 await self._pause(self.block_ms / 1000)
                 continue
             try:
-                batches = await self.client.xreadgroup(
-                    GROUP, self.consumer, room, count=self.policy.max_batch_size, block=self.block_ms
+                batches = cast(
+                    StreamsRead | None,
+                    await self.client.xreadgroup(
+                        GROUP, self.consumer, room, count=self.policy.max_batch_size, block=self.block_ms
+                    ),
                 )
                 backoff = 0.0
             except ResponseError as error:
@@ -201,9 +210,9 @@ class StreamConsumer:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._stopping.wait(), seconds)
 
-    def _serve_entries(self, queue: _Queue, entries: list[tuple[Any, Any]]) -> None:
-        for entry_id, fields in entries:
-            entry_id = _str(entry_id)
+    def _serve_entries(self, queue: _Queue, entries: Sequence[tuple[bytes | str | None, Fields | None]]) -> None:
+        for read_id, fields in entries:
+            entry_id = _str(read_id)
             if entry_id in queue.held:
                 continue  # claimed back while still held here
             queue.held.add(entry_id)
@@ -213,7 +222,7 @@ class StreamConsumer:
 
     # -- one job ----------------------------------------------------------------------------
 
-    async def _serve(self, queue: _Queue, entry_id: str, fields: Any) -> None:
+    async def _serve(self, queue: _Queue, entry_id: str, fields: Fields | None) -> None:
         try:
             if not fields:  # deleted from the stream meanwhile: nothing to answer
                 await self._acknowledge(queue, entry_id, None, None)
@@ -241,7 +250,7 @@ class StreamConsumer:
             queue.held.discard(entry_id)
 
     async def _acknowledge(
-        self, queue: _Queue, entry_id: str, reply_to: str | None, reply: dict[str, str] | None, attempts: int = 5
+        self, queue: _Queue, entry_id: str, reply_to: str | None, reply: ReplyFields | None, attempts: int = 5
     ) -> None:
         """Write the reply, then acknowledge and delete the job, in one transaction (retried)."""
         for attempt in range(attempts):
@@ -265,8 +274,9 @@ class StreamConsumer:
     async def _refresh_held(self) -> None:
         for queue in self.queues.values():
             if queue.held:
+                held: list[StreamIdT] = [*queue.held]
                 await self.client.xclaim(
-                    queue.stream, GROUP, self.consumer, min_idle_time=0, message_ids=list(queue.held), justid=True
+                    queue.stream, GROUP, self.consumer, min_idle_time=0, message_ids=held, justid=True
                 )
 
     async def _claim_idle(self) -> None:
@@ -279,13 +289,19 @@ class StreamConsumer:
             )
             if not pending:
                 continue
-            dead = [_str(p["message_id"]) for p in pending if p["times_delivered"] >= self.max_deliveries]
+            dead = [_str(p["message_id"]) for p in pending if int(p["times_delivered"]) >= self.max_deliveries]
             if dead:
                 await self._dead_letter(queue, dead)
-            retry = [_str(p["message_id"]) for p in pending if p["times_delivered"] < self.max_deliveries]
+            retry: list[StreamIdT] = [
+                _str(p["message_id"]) for p in pending if int(p["times_delivered"]) < self.max_deliveries
+            ]
             if retry:
-                claimed = await self.client.xclaim(
-                    queue.stream, GROUP, self.consumer, min_idle_time=idle_ms, message_ids=retry
+                # without justid, XCLAIM answers the claimed entries themselves: (entry id, fields)
+                claimed = cast(
+                    StreamRangeResponse,
+                    await self.client.xclaim(
+                        queue.stream, GROUP, self.consumer, min_idle_time=idle_ms, message_ids=retry
+                    ),
                 )
                 if claimed:
                     log.info("worker %s: claimed %d idle jobs of %s", self.consumer, len(claimed), queue.name)
@@ -295,8 +311,8 @@ class StreamConsumer:
     async def _dead_letter(self, queue: _Queue, entry_ids: list[str]) -> None:
         for entry_id in entry_ids:
             entries = await self.client.xrange(queue.stream, min=entry_id, max=entry_id)
-            if entries:
-                fields = entries[0][1]
+            fields = entries[0][1] if entries else None
+            if fields:
                 entry = decode_job(fields, queue.name)
                 await self.client.xadd(
                     self.keys.dead(queue.name),

@@ -28,6 +28,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
+from redis.typing import EncodableT, FieldT
 
 from service.batching.job import Job, Priority
 
@@ -48,7 +49,16 @@ __all__ = [
 
 GROUP = "workers"
 
-Fields = dict[bytes, bytes] | dict[str, str]
+Fields = dict[bytes | str, bytes | str]
+"""A stream entry's fields as redis-py returns them (bytes, as this project's clients do not decode replies)."""
+
+ReplyFields = dict[FieldT, EncodableT]
+"""A reply's fields as written (XADD): what ``encode_result`` and ``encode_error`` make."""
+
+StreamsRead = list[tuple[bytes | str, list[tuple[bytes | str, Fields]]]]
+"""An XREAD or XREADGROUP reply of new entries: each stream read, with its entries ``(entry id, fields)``. That is
+the reply's shape in RESP2, the protocol this project's clients speak; redis-py types the reply of every protocol
+version at once."""
 
 
 @dataclass(frozen=True)
@@ -139,13 +149,13 @@ def decode_job(fields: Fields, queue: str) -> JobEntry:
     return JobEntry(job, data["reply"], json.loads(data["decoding"]))
 
 
-def encode_result(job_id: str, result: dict[str, Any], seconds: float, batch_size: int) -> dict[str, str]:
+def encode_result(job_id: str, result: dict[str, Any], seconds: float, batch_size: int) -> ReplyFields:
     """A decoded job's reply: the result (JSON-ready), the batch's decoding time and size."""
     payload = {"result": result, "seconds": seconds, "batch_size": batch_size}
     return {"id": job_id, "ok": json.dumps(payload, separators=(",", ":"))}
 
 
-def encode_error(job_id: str, reason: str, message: str) -> dict[str, str]:
+def encode_error(job_id: str, reason: str, message: str) -> ReplyFields:
     """A job that was not decoded: ``deadline`` (dropped unrun), ``dead_letter``, ``invalid`` or ``failed``."""
     return {"id": job_id, "error": reason, "message": message}
 

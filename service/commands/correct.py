@@ -1,11 +1,12 @@
 """``gecserve correct``: natural text in on stdin, corrected text out, one paragraph per line.
 
     gecserve correct --model models/gec-default [--decoding aggressive|greedy|beam] [--batch-size N]
-                     [--no-spelling] [--level safe|default|picky] [--min-confidence C] < in > out
+                     [--no-spelling] [--level safe|default|picky] [--min-confidence C]
+                     [--language en-US|en-GB|en-CA|en-AU] < in > out
 
 Paragraphs are read exactly as the service reads them (protected spans, sentences, languages, the
 spelling stage where the model ships a vocabulary, the guard, the edits held back for their confidence at the
-level); lines keep their order. The correction itself is
+level, an English dialect's spelling variants with ``--language``); lines keep their order. The correction itself is
 ``service.engine.offline.correct_texts``; this module is its command line.
 """
 
@@ -18,7 +19,7 @@ from pathlib import Path
 from service.config import DEFAULT_MODEL
 from service.engine.engine import Engine
 from service.engine.offline import correct_texts, model_review, model_speller
-from service.engine.offline_options import add_confidence_options, confidence_of
+from service.engine.offline_options import add_confidence_options, add_language_option, confidence_of
 from service.engine.runtime import RuntimeOptions
 
 
@@ -40,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the keep bias (default: the model's, as served; greedy, aggressive)",
     )
     add_confidence_options(parser)
+    add_language_option(parser)
     args = parser.parse_args(argv)
     speller = None if args.no_spelling else model_speller(args.model)
     review = None if args.no_lm_review else model_review(args.model)
@@ -60,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         confidence=confidence_of(args, args.model),
         level=args.level,
         min_confidence=args.min_confidence,
+        language=args.language,
     )
     sys.stdout.write("\n".join(c.text for c in corrected) + ("\n" if trailing else ""))
     return 0

@@ -46,4 +46,5 @@ def run_bound(
     for name in outputs:
         binding.bind_output(name, "cpu")
     session.run_with_iobinding(binding, run_options)
-    return binding.copy_outputs_to_cpu()
+    copied: list[np.ndarray] = binding.copy_outputs_to_cpu()
+    return copied

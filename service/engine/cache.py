@@ -10,19 +10,48 @@ reordered (finished rows, beam search).
   and are masked out. Positions are explicit, so holes do not shift them. Cheaper appends,
   but the past the decoder attends over grows with the holes.
 
-The interface (``CACHES`` names both; ``model.DecoderState`` holds one): ``lengths [B]``, the tokens in
-the cache per row (the position of the next token); ``view(rows=None)``: ``past_kv [L,2,B,H,P,Dh]``
-(contiguous) and ``past_mask [B,P]`` (int64, 1 = valid) of every row or of ``rows`` only;
-``append(new_kv, counts, rows=None)``: add the first ``counts[b]`` of the T new entries of each row b
-(of row ``rows[b]`` when given; the other rows gain nothing); ``add_rows(count)``: append empty rows
-(sequences joining the batch); ``empty(rows)``: forget what ``rows`` hold (a new sequence takes their
-place); ``truncate(lengths)``: keep each row's first ``lengths[b]`` tokens (``lengths <= self.lengths``);
-``select(rows)``: keep (and reorder to) the given rows.
+Both implement ``KVCache`` (``CACHES`` names them; ``model.DecoderState`` holds one).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Protocol
+
 import numpy as np
+
+
+class KVCache(Protocol):
+    """The self-attention cache of a batch's rows, whichever its layout."""
+
+    lengths: np.ndarray
+    """``[B]``: the tokens in the cache per row (the position of the next token)."""
+
+    def view(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``past_kv [L,2,B,H,P,Dh]`` (contiguous) and ``past_mask [B,P]`` (int64, 1 = valid) of every row or of
+        ``rows`` only."""
+        ...
+
+    def append(self, new_kv: np.ndarray, counts: np.ndarray, rows: np.ndarray | None = None) -> None:
+        """Add the first ``counts[b]`` of the T new entries of each row b (of row ``rows[b]`` when given; the
+        other rows gain nothing)."""
+        ...
+
+    def add_rows(self, count: int) -> None:
+        """Append empty rows (sequences joining the batch)."""
+        ...
+
+    def empty(self, rows: np.ndarray) -> None:
+        """Forget what ``rows`` hold (a new sequence takes their place)."""
+        ...
+
+    def truncate(self, lengths: np.ndarray) -> None:
+        """Keep each row's first ``lengths[b]`` tokens (``lengths <= self.lengths``)."""
+        ...
+
+    def select(self, rows: np.ndarray) -> None:
+        """Keep (and reorder to) the given rows."""
+        ...
 
 
 def _grow(buffer: np.ndarray, needed: int, axis: int) -> np.ndarray:
@@ -163,4 +192,5 @@ class MaskedCache:
         self.used = len(keep)
 
 
-CACHES = {"compact": CompactCache, "masked": MaskedCache}
+CACHES: dict[str, Callable[[int, int, int, int], KVCache]] = {"compact": CompactCache, "masked": MaskedCache}
+"""A cache layout's name -> its constructor ``(layers, batch, heads, head_dim)``."""

@@ -127,7 +127,7 @@ def check_model_folder(
     if chosen not in manifest.variants:
         known = ", ".join(sorted(manifest.variants))
         raise ModelFolderError(f"the model at {path} has no variant {chosen!r} (it has {known})", variant=True)
-    needed = [manifest.tokenizer]
+    needed: list[str | None] = [manifest.tokenizer]
     if decodes:
         needed += manifest.variants[chosen].values()
     if spelling:

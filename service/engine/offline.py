@@ -21,6 +21,7 @@ from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine, takes_keep_bias
 from service.engine.manifest import ModelManifest, level_keep_bias
 from service.text.confidence import UNCALIBRATED, ConfidenceModel, TokenScores
+from service.text.dialects import dialect_of
 from service.text.language import language_identifier
 from service.text.lm_review import LanguageModelReview
 from service.text.ngrams import NgramModel
@@ -28,6 +29,7 @@ from service.text.policy import threshold_of
 from service.text.ranking import Ranker
 from service.text.spelling import Speller, spelling_files
 from service.text.units import Assembled, Scoring, assemble, plan_units
+from service.text.variants import suggest_variants
 
 
 def model_speller(model_dir: Path) -> Speller | None:
@@ -79,13 +81,16 @@ def correct_texts(
     confidence: ConfidenceModel | None = None,
     level: str = "default",
     min_confidence: float | None = None,
+    language: str | None = None,
 ) -> list[Assembled]:
     """Correct paragraphs (spelled first by ``speller`` if given), decoded with ``keep_bias`` (None: the model's
     for ``level``, as served) and reviewed by ``review`` if given; units of similar length are decoded together in
     batches, and units the model does not read (other languages, text it cannot read) are not decoded, as in the
     service. Each paragraph's correction, as the service assembles it (with what the guard dropped); with a
     ``confidence`` model, each edit's confidence is its, and edits under ``level``'s threshold (or
-    ``min_confidence``) are held back (``Assembled.held``), else every edit is kept."""
+    ``min_confidence``) are held back (``Assembled.held``), else every edit is kept. With ``language`` (an English
+    dialect's code, ``service.text.dialects``), words spelled in another dialect's way get its spelling, as served."""
+    dialect = dialect_of(language)
     if keep_bias is None:
         keep_bias = level_keep_bias(engine.manifest, level) if takes_keep_bias(decoding) else 0.0
     spell = speller.corrections if speller is not None else None
@@ -124,7 +129,7 @@ def correct_texts(
     for text, units in zip(texts, plans, strict=True):
         indices = range(position, position + len(units))
         position += len(units)
-        corrected.append(
-            assemble(text, units, [outputs[i] for i in indices], None, [scores.get(i) for i in indices], scoring)
-        )
+        outputs_of, scores_of = [outputs[i] for i in indices], [scores.get(i) for i in indices]
+        assembled = assemble(text, units, outputs_of, None, scores_of, scoring)
+        corrected.append(suggest_variants(text, units, assembled, dialect, scoring.threshold))
     return corrected

@@ -1,6 +1,6 @@
 """The command-line options of the offline batch path's commands (``gecserve correct``, ``gecserve eval``) that
 choose which edits ``offline.correct_texts`` holds back for their confidence, as the service holds them back for a
-request's level."""
+request's level, and the English dialect whose spellings it suggests, as a request's ``language``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 from service.engine.offline import model_confidence
 from service.text.confidence import ConfidenceModel
+from service.text.dialects import CODES
 from service.text.policy import LEVELS
 
 
@@ -18,6 +19,13 @@ def add_confidence_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-confidence", type=float, default=None, help="a threshold instead of the level's")
     parser.add_argument(
         "--no-confidence", action="store_true", help="every edit the model makes, none held back for its confidence"
+    )
+
+
+def add_language_option(parser: argparse.ArgumentParser) -> None:
+    """``--language``: an English dialect (``service.text.dialects``); unset, both spellings stand."""
+    parser.add_argument(
+        "--language", default=None, choices=CODES, help="an English dialect: suggest its spelling variants, as served"
     )
 
 

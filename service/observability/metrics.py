@@ -10,7 +10,7 @@ one), so tests and several services in one process do not collide.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -52,214 +52,163 @@ class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None, namespace: str = "gecserve") -> None:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         self._children: dict[tuple[MetricWrapperBase, tuple[str, ...]], Any] = {}
-        r, ns = self.registry, namespace
-        arm = ["experiment", "arm"]
-        # -- requests ------------------------------------------------------------------------
-        self.request_seconds = Histogram(
+        self._namespace = namespace
+        self._add_request_metrics()
+        self._add_queue_metrics()
+        self._add_stream_metrics()
+        self._add_cache_and_access_metrics()
+        self.registry.register(_LogLinesDropped(f"{namespace}_log_lines_dropped"))
+
+    def _counter(self, name: str, documentation: str, labels: Sequence[str] = ()) -> Counter:
+        return Counter(name, documentation, labels, namespace=self._namespace, registry=self.registry)
+
+    def _gauge(self, name: str, documentation: str, labels: Sequence[str] = ()) -> Gauge:
+        return Gauge(name, documentation, labels, namespace=self._namespace, registry=self.registry)
+
+    def _histogram(
+        self, name: str, documentation: str, labels: Sequence[str], buckets: Sequence[float] = LATENCY_BUCKETS
+    ) -> Histogram:
+        return Histogram(
+            name, documentation, labels, namespace=self._namespace, buckets=buckets, registry=self.registry
+        )
+
+    def _add_request_metrics(self) -> None:
+        arm = ("experiment", "arm")
+        self.request_seconds = self._histogram(
             "request_duration_seconds",
             "End-to-end request latency, by API, route, experiment, arm and outcome (ok or the error reason).",
             ["api", "route", *arm, "outcome"],
-            namespace=ns,
-            buckets=LATENCY_BUCKETS,
-            registry=r,
         )
-        self.stage_seconds = Histogram(
+        self.stage_seconds = self._histogram(
             "stage_duration_seconds",
             "Time a successful request spent in one stage (preprocess, cache, queue, inference, review, postprocess).",
             ["stage", *arm],
-            namespace=ns,
-            buckets=LATENCY_BUCKETS,
-            registry=r,
         )
-        self.sentences = Counter("sentences", "Sentences of successful requests.", arm, namespace=ns, registry=r)
-        self.edits = Histogram(
-            "edits_per_sentence", "Edits returned per sentence.", arm, namespace=ns, buckets=EDIT_BUCKETS, registry=r
-        )
-        self.outputs_dropped = Counter(
+        self.sentences = self._counter("sentences", "Sentences of successful requests.", arm)
+        self.edits = self._histogram("edits_per_sentence", "Edits returned per sentence.", arm, EDIT_BUCKETS)
+        self.outputs_dropped = self._counter(
             "outputs_dropped",
             "Model outputs the guard refused (the sentence left as written), by reason: repetition, length, overlap.",
             [*arm, "reason"],
-            namespace=ns,
-            registry=r,
         )
-        self.assignments = Counter(
+        self.assignments = self._counter(
             "assignments",
             "Requests routed to an arm, by how: sticky (user key), random (no key), override, model (the request named"
             " a model), alternatives, default.",
             [*arm, "kind"],
-            namespace=ns,
-            registry=r,
         )
-        self.shadow_sentences = Counter(
+        self.shadow_sentences = self._counter(
             "shadow_sentences",
             "Sentences a shadow arm also decoded, by whether its output equals the served one.",
             ["experiment", "served", "shadow", "result"],
-            namespace=ns,
-            registry=r,
         )
-        self.shadow_dropped = Counter(
+        self.shadow_dropped = self._counter(
             "shadow_dropped",
             "Shadow requests dropped (the queue was busy, or they were evicted for served work).",
             ["experiment", "reason"],
-            namespace=ns,
-            registry=r,
         )
-        self.edit_categories = Counter(
+        self.edit_categories = self._counter(
             "edit_categories",
             "Edits answered, by ERRANT operation (M missing, R replaced, U unnecessary) and category.",
             [*arm, "operation", "category"],
-            namespace=ns,
-            registry=r,
         )
-        self.feedback_edits = Counter(
+        self.feedback_edits = self._counter(
             "feedback_edits",
             "Edits writers accepted or dismissed (POST /v1/feedback), by the arm, model and edit type that made them;"
             " an id counts once, a changed mind moves it to the other action.",
             ["experiment", "arm", "model", "type", "action"],
-            namespace=ns,
-            registry=r,
         )
-        self.feedback_refused = Counter(
+        self.feedback_refused = self._counter(
             "feedback_refused",
             "Feedback requests refused because they named edit ids the service does not know (or forgot).",
             ["api"],
-            namespace=ns,
-            registry=r,
         )
-        self.requests_in_progress = Gauge(
-            "requests_in_progress",
-            "Requests being served (admitted, not yet answered).",
-            ["route"],
-            namespace=ns,
-            registry=r,
+        self.requests_in_progress = self._gauge(
+            "requests_in_progress", "Requests being served (admitted, not yet answered).", ["route"]
         )
-        # -- queues --------------------------------------------------------------------------
-        self.queue_wait = Histogram(
-            "queue_wait_seconds",
-            "Time a sentence job waited in its queue before its batch started.",
-            ["queue"],
-            namespace=ns,
-            buckets=LATENCY_BUCKETS,
-            registry=r,
+
+    def _add_queue_metrics(self) -> None:
+        queue = ("queue",)
+        self.queue_wait = self._histogram(
+            "queue_wait_seconds", "Time a sentence job waited in its queue before its batch started.", queue
         )
-        self.batch_seconds = Histogram(
+        self.batch_seconds = self._histogram(
             "batch_duration_seconds",
             "Time the engine took for one batch (continuous batching: for one call advancing the running "
             "batch, from jobs joining until some finish or work waits).",
-            ["queue"],
-            namespace=ns,
-            buckets=LATENCY_BUCKETS,
-            registry=r,
+            queue,
         )
-        self.batch_size = Histogram(
+        self.batch_size = self._histogram(
             "batch_size",
             "Sentences per decoded batch (continuous batching: rows after each join).",
-            ["queue"],
-            namespace=ns,
-            buckets=BATCH_SIZE_BUCKETS,
-            registry=r,
+            queue,
+            BATCH_SIZE_BUCKETS,
         )
-        self.batch_tokens = Histogram(
+        self.batch_tokens = self._histogram(
             "batch_tokens",
             "Padded source tokens per decoded batch (rows x longest; continuous batching: after each join).",
-            ["queue"],
-            namespace=ns,
-            buckets=BATCH_TOKEN_BUCKETS,
-            registry=r,
+            queue,
+            BATCH_TOKEN_BUCKETS,
         )
-        self.decoder_passes = Histogram(
-            "decoder_passes_per_sentence",
-            "Decoder passes one sentence took part in.",
-            ["queue"],
-            namespace=ns,
-            buckets=PASSES_BUCKETS,
-            registry=r,
+        self.decoder_passes = self._histogram(
+            "decoder_passes_per_sentence", "Decoder passes one sentence took part in.", queue, PASSES_BUCKETS
         )
-        self.tokens_per_pass = Histogram(
-            "tokens_accepted_per_pass",
-            "Tokens gained by one sentence in one decoder pass.",
-            ["queue"],
-            namespace=ns,
-            buckets=ACCEPTED_BUCKETS,
-            registry=r,
+        self.tokens_per_pass = self._histogram(
+            "tokens_accepted_per_pass", "Tokens gained by one sentence in one decoder pass.", queue, ACCEPTED_BUCKETS
         )
-        self.jobs_dropped = Counter(
+        self.jobs_dropped = self._counter(
             "jobs_dropped",
             "Sentence jobs refused or dropped (queue_full, wait, deadline, stopped, cancelled, evicted, abandoned).",
-            ["queue", "reason"],
-            namespace=ns,
-            registry=r,
+            [*queue, "reason"],
         )
-        self.shared_sentences_total = Counter(
+        self.shared_sentences_total = self._counter(
             "shared_sentences",
             "Sentences a request did not submit because another request was decoding the same sentence (the same "
             "model and decoding) at its priority or a more urgent one: it waited for that decode instead.",
-            ["queue"],
-            namespace=ns,
-            registry=r,
+            queue,
         )
-        self.review_edits = Counter(
+        self.review_edits = self._counter(
             "review_edits",
             "Edits the language model's review changed in decoded sentences (before they were cached): the model's "
             "edits it took back (vetoed), and article and preposition edits it added (proposed).",
-            ["queue", "action"],
-            namespace=ns,
-            registry=r,
+            [*queue, "action"],
         )
-        self.batch_errors = Counter(
-            "batch_errors", "Batches that failed, by reason.", ["queue", "reason"], namespace=ns, registry=r
+        self.batch_errors = self._counter("batch_errors", "Batches that failed, by reason.", [*queue, "reason"])
+        self.queue_depth = self._gauge("queue_depth", "Jobs queued, not yet decoding.", queue)
+        self.in_flight = self._gauge("in_flight", "Jobs in batches being decoded.", queue)
+
+    def _add_stream_metrics(self) -> None:
+        """The Redis Streams transport's (gateway: the streams; worker: its jobs)."""
+        self.stream_lag = self._gauge("stream_lag", "Jobs in a queue's stream not yet read by any worker.", ["queue"])
+        self.stream_pending = self._gauge(
+            "stream_pending", "Jobs read by a worker and not yet acknowledged.", ["queue"]
         )
-        self.queue_depth = Gauge("queue_depth", "Jobs queued, not yet decoding.", ["queue"], namespace=ns, registry=r)
-        self.in_flight = Gauge("in_flight", "Jobs in batches being decoded.", ["queue"], namespace=ns, registry=r)
-        # -- Redis Streams (gateway: the streams; worker: its jobs) -----------------------------
-        self.stream_lag = Gauge(
-            "stream_lag", "Jobs in a queue's stream not yet read by any worker.", ["queue"], namespace=ns, registry=r
-        )
-        self.stream_pending = Gauge(
-            "stream_pending", "Jobs read by a worker and not yet acknowledged.", ["queue"], namespace=ns, registry=r
-        )
-        self.workers_live = Gauge(
-            "workers_live", "Engine workers that sent a heartbeat recently.", namespace=ns, registry=r
-        )
-        self.worker_jobs = Counter(
+        self.workers_live = self._gauge("workers_live", "Engine workers that sent a heartbeat recently.")
+        self.worker_jobs = self._counter(
             "worker_jobs",
             "Jobs a worker answered (decoded, deadline, invalid, failed), claimed from a silent worker "
             "(claimed) or dead-lettered (dead_letter).",
             ["queue", "outcome"],
-            namespace=ns,
-            registry=r,
         )
-        # -- cache ---------------------------------------------------------------------------
-        self.cache_lookups = Counter(
-            "cache_lookups",
-            "Sentence cache lookups by level and result (hit or miss).",
-            ["level", "result"],
-            namespace=ns,
-            registry=r,
+
+    def _add_cache_and_access_metrics(self) -> None:
+        self.cache_lookups = self._counter(
+            "cache_lookups", "Sentence cache lookups by level and result (hit or miss).", ["level", "result"]
         )
-        self.cache_errors = Counter(
+        self.cache_errors = self._counter(
             "cache_errors",
             "Failed calls to the Redis sentence cache, by operation (get, set); the cache is skipped meanwhile.",
             ["operation"],
-            namespace=ns,
-            registry=r,
         )
-        # -- access control ------------------------------------------------------------------
-        self.rate_limited_requests = Counter(
+        self.rate_limited_requests = self._counter(
             "rate_limited",
             "Requests refused (429) because their API key was over its rate limit, by key name.",
             ["key"],
-            namespace=ns,
-            registry=r,
         )
-        self.rate_limit_errors = Counter(
+        self.rate_limit_errors = self._counter(
             "rate_limit_errors",
             "Failed calls to the Redis rate limiter; this replica's own buckets decided those requests.",
-            namespace=ns,
-            registry=r,
         )
-        # -- logs ----------------------------------------------------------------------------
-        r.register(_LogLinesDropped(f"{ns}_log_lines_dropped"))
 
     def _child(self, metric: MetricWrapperBase, *values: str) -> Any:
         """``metric.labels(*values)``, looked up once: prometheus_client checks the values and takes a lock on every

@@ -33,6 +33,12 @@ class UnknownModelRequestError(RequestError):
     status, reason = 400, "unknown_model"
 
 
+class UnknownLanguageRequestError(RequestError):
+    """A ``language`` this service does not serve (the message names those it does, as LanguageTool's)."""
+
+    status, reason = 400, "unknown_language"
+
+
 class UnknownEditsRequestError(RequestError):
     """Feedback on edit ids the service does not know (never given, or forgotten)."""
 

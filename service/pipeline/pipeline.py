@@ -9,7 +9,9 @@ else the request's, else the default; ``service.repository``), held until the an
 (503 at once when the arm's queue cannot serve it in time) -> preprocess (parallel workers: protected spans, sentences,
 languages, normalise, spell unless the request turns it off, tokenize) -> the sentence cache and the
 sentences already in flight -> the arm's auto-batching queue -> the guard, and edits with offsets and their
-confidence, those under the request's threshold (its level's or ``min_confidence``) held back. A
+confidence, those under the request's threshold (its level's or ``min_confidence``) held back -> with a dialect named
+(``language``), its spelling variants (``service.text.variants``) -> none that changes a word of the writer's
+dictionary. A
 rewrite (``/v1/generate``) takes the same path to its own queue, without the cache. When the
 experiment samples the request for a shadow comparison, its sentences also go through the shadow arm
 after the answer is ready, at the lowest priority. Each answer's edit ids are remembered with where they
@@ -53,6 +55,7 @@ from service.pipeline.errors import (
     RequestError,
     UnknownArmRequestError,
     UnknownEditsRequestError,
+    UnknownLanguageRequestError,
     UnknownModelRequestError,
     status_of,
 )
@@ -71,10 +74,12 @@ from service.pipeline.types import (
 )
 from service.repository.repository import ModelRepository, UnknownModelError
 from service.repository.served import ServedModel
+from service.text.dialects import Dialect, UnknownDialectError, dialect_of
 from service.text.edits import Edit, apply_edits
 from service.text.offsets import Utf16Index
 from service.text.policy import threshold_of
 from service.text.units import Assembled, TypedEdit, assemble
+from service.text.variants import suggest_variants
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +121,8 @@ def writer_edit_id(edit_id: str, writer: str | None) -> str:
 
 def keep_own_words(paragraph: str, assembled: Assembled, words: frozenset[str]) -> Assembled:
     """``assembled`` without the edits that change a word of the writer's dictionary (``words``), and the corrected
-    text those left give: a writer's own word is never changed, by the spelling stage nor by the model."""
+    text those left give: a writer's own word is never changed, by the spelling stage, the model nor the dialect
+    stage."""
     if not words:
         return assembled
     kept = [edit for edit in assembled.edits if not words.intersection(_words_of(edit.original))]
@@ -305,12 +311,22 @@ class Pipeline:
         if request.offset_unit not in ("codepoint", "utf16"):
             raise InvalidRequestError("offset_unit must be 'codepoint' or 'utf16'")
         self._validate_texts(request.texts)
+        try:
+            dialect = dialect_of(request.language)
+        except UnknownDialectError as error:
+            raise UnknownLanguageRequestError(str(error)) from error
         routed = self._route(request, record)
         with self.model(routed.arm, request.model).serving() as model:
-            return await self._correct_with(model, request, routed, record, deadline)
+            return await self._correct_with(model, request, routed, record, deadline, dialect)
 
     async def _correct_with(
-        self, model: ServedModel, request: CorrectRequest, routed: Route, record: _Record, deadline: float
+        self,
+        model: ServedModel,
+        request: CorrectRequest,
+        routed: Route,
+        record: _Record,
+        deadline: float,
+        dialect: Dialect | None,
     ) -> CorrectResult:
         if request.alternatives and routed.arm.params.num_return_sequences < 2:
             raise InvalidRequestError(
@@ -337,13 +353,15 @@ class Pipeline:
         origin = self._origin(routed, model)
         writer = request.user_id or request.session_id
         own_words = await self._own_words(request.user_id)
-        scoring = model.scoring_at(threshold_of(request.level, request.min_confidence))
+        threshold = threshold_of(request.level, request.min_confidence)
+        scoring = model.scoring_at(threshold)
         for text, units in zip(request.texts, plans, strict=True):
             mine = decoded[position : position + len(units)]
             position += len(units)
             alternatives = [out.texts[1:] for out in mine] if request.alternatives else None
             corrected = [out.texts[0] for out in mine]
             assembled = assemble(text, units, corrected, alternatives, [out.scores for out in mine], scoring)
+            assembled = suggest_variants(text, units, assembled, dialect, threshold)
             assembled = keep_own_words(text, assembled, own_words)
             for reason in assembled.dropped:
                 self.metrics.output_dropped(record.experiment, record.arm, reason)

@@ -75,6 +75,7 @@ class LocalQueues:
         if batcher is None:
             strategy, params = arm.strategy, arm.params
             policy = replace(self.policy, max_batch_size=arm.max_batch_size or self.policy.max_batch_size)
+            batches: Callable[[int], RunningBatch]
             if strategy in self.continuous:
 
                 def batches(worker: int) -> RunningBatch:

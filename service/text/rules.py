@@ -1,7 +1,8 @@
 """Our edit categories as LanguageTool rules: one stable rule id, description, issue type and category each.
 
 ``RULES`` is the one table (the README's "Use it from your editor" shows it): a rule per ERRANT category
-(``service.text.categories``; ``GEC_VERB_SVA`` for ``R:VERB:SVA``, ``M:VERB:SVA`` and ``U:VERB:SVA``), so a
+(``service.text.categories``; ``GEC_VERB_SVA`` for ``R:VERB:SVA``, ``M:VERB:SVA`` and ``U:VERB:SVA``) and one for the
+dialect stage's spelling variants (``GEC_SPELL_DIALECT``, ``service.text.dialects``), so a
 writer can turn one kind of edit off by its rule id (``disabledRules=GEC_DET``). Category ids are
 LanguageTool's own (``TYPOS``, ``GRAMMAR``, ``PUNCTUATION``, ``CASING``, ``MISC``), so a client's category
 settings, such as ``disabledCategories=TYPOS`` to turn spell checking off, mean here what they mean to
@@ -65,6 +66,7 @@ _CATEGORY_RULES = {
     "PRON": ("Pronoun", "Pronoun", "GRAMMAR"),
     "PUNCT": ("Punctuation", "Punctuation", "PUNCTUATION"),
     "SPELL": ("Possible spelling mistake", "Spelling mistake", "TYPOS"),
+    "SPELL:DIALECT": ("Spelling of another English dialect", "Dialect spelling", "TYPOS"),
     "VERB": ("Verb", "Verb", "GRAMMAR"),
     "VERB:FORM": ("Verb form: infinitive, gerund, participle", "Verb form", "GRAMMAR"),
     "VERB:INFL": ("Verb inflection: forms that do not exist", "Verb form", "GRAMMAR"),
@@ -95,7 +97,7 @@ RULES: dict[str, Rule] = {  # by ERRANT category, the operation left out
         category_name=_LANGUAGETOOL_CATEGORIES[group],
         type_name="UnknownWord" if category == "SPELL" else "Other",
         short_message=short,
-        context_for_sure_match=0 if category == "SPELL" else -1,
+        context_for_sure_match=0 if category.startswith("SPELL") else -1,
     )
     for category, (description, short, group) in _CATEGORY_RULES.items()
 }

@@ -200,7 +200,7 @@ class Speller:
 
     def _find_candidates(self, word: str) -> Candidates:
         closest = self.closest(word, MAX_DISTANCE)
-        candidates = [((word,), (term,)) for term in closest]
+        candidates: list[tuple[tuple[str, ...], tuple[str, ...]]] = [((word,), (term,)) for term in closest]
         if self.ranker is None:
             return tuple(candidates)
         candidates += self._splits(word)

@@ -40,6 +40,7 @@ from service.text.confidence import (
     TokenScores,
     unit_evidence,
 )
+from service.text.dialects import swaps_dialect
 from service.text.edits import Edit, apply_edits, extract_edits, map_edits
 from service.text.messages import explain
 from service.text.ngrams import NgramModel
@@ -228,7 +229,10 @@ def _mapped(unit: Unit, corrected: str) -> list[tuple[Edit, Edit, bool]]:
 
 
 def _may_change(unit: Unit, edit: Edit) -> bool:
-    """Whether ``edit`` (on the unit's view) is the spelling stage's or rewrites none of the unit's fixed words."""
+    """Whether ``edit`` (on the unit's view) keeps the writer's dialect (``dialects.swaps_dialect``), and is the
+    spelling stage's or rewrites none of the unit's fixed words."""
+    if swaps_dialect(edit.original, edit.replacement):
+        return False
     fixed = unit.fixed
     return edit in unit.spelling or not rewrites_fixed(edit.start, edit.end, edit.original, edit.replacement, fixed)
 

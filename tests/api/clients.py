@@ -65,6 +65,11 @@ def rebuild(text: str, edits: list[dict[str, Any]], unit: str) -> str:
     return "".join(out)
 
 
+def in_progress(server) -> float:
+    """Requests the server is serving now (admitted, not yet answered), every route together, from its metrics."""
+    return metric(httpx.get(server.url + "/metrics", timeout=5).text, "gecserve_requests_in_progress")
+
+
 def metric(text: str, name: str, **labels: str) -> float:
     """The sum of the samples called ``name`` whose labels include ``labels`` (0 when none), from a
     Prometheus text exposition (parsed by prometheus_client)."""

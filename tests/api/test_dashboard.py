@@ -13,7 +13,7 @@ import pytest
 import yaml
 from playwright.sync_api import Page
 
-from tests.api.clients import post
+from tests.api.clients import post, wait_for
 from tests.api.server import RunningServer, start_server
 from tests.api.test_experiments import ADMIN, EXPERIMENT, KEY
 from tests.conftest import NEEDS_CHROMIUM, REDIS_URL
@@ -240,10 +240,11 @@ def test_two_replicas_show_the_same_merged_numbers(tmp_path, browser, redis_pref
     try:
         for i in range(20):
             post(replicas[i % 2], "/v1/correct", {"text": TEXTS[i % 3], "client": {"user_id": f"user-{i}"}})
-        deadline = time.monotonic() + 30
-        while sum(arm["requests"] for arm in report(replicas[0], "ab")["arms"]) < 20:
-            assert time.monotonic() < deadline, "the replicas' numbers were not merged"
-            time.sleep(0.2)
+
+        def merged() -> bool:
+            return sum(arm["requests"] for arm in report(replicas[0], "ab")["arms"]) >= 20
+
+        wait_for(merged, 30, every=0.2, what="the replicas' numbers merged")
         for replica in replicas:
             page = open_dashboard(browser, replica)
             assert page.get_attribute("#scope", "data-scope") == "cluster"

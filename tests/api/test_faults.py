@@ -30,7 +30,7 @@ from loadtest.spawn import start_server as spawn_server
 from service.api.proto import gecserve_pb2 as pb
 from service.api.proto import gecserve_pb2_grpc as pb_grpc
 from service.config import DEFAULT_MODEL
-from tests.api.clients import metric, post, wait_for
+from tests.api.clients import in_progress, metric, post, wait_for, wait_until
 from tests.api.private_redis import PrivateRedis
 from tests.api.server import ROOT, RunningServer, start_server
 from tests.api.test_experiments import EXPERIMENT
@@ -49,10 +49,6 @@ def gateway(tmp: Path, prefix: str, **settings: object) -> RunningServer:
     return start_server(tmp, queue_url=REDIS_URL, redis_prefix=prefix, cache_size=0, **settings)
 
 
-def in_progress(server: RunningServer) -> float:
-    return metric(httpx.get(server.url + "/metrics", timeout=5).text, "gecserve_requests_in_progress")
-
-
 def test_grpc_calls_in_flight_at_sigterm_get_their_answers(tmp_path) -> None:
     """As test_load_behaviour's HTTP drill: ~500 sentences decoded one at a time, every call admitted,
     then SIGTERM; each call still gets its correction, and the server exits 0."""
@@ -66,10 +62,11 @@ def test_grpc_calls_in_flight_at_sigterm_get_their_answers(tmp_path) -> None:
         async with grpc.aio.insecure_channel(server.grpc_target) as channel:
             stub = pb_grpc.CorrectorStub(channel)
             calls = [asyncio.ensure_future(stub.Correct(pb.CorrectRequest(text=p), timeout=120)) for p in paragraphs]
-            deadline = time.monotonic() + 30
-            while sum(c.done() for c in calls) + await asyncio.to_thread(in_progress, server) < len(calls):
-                assert time.monotonic() < deadline, "calls were not admitted"
-                await asyncio.sleep(0.01)
+
+            async def all_admitted() -> bool:
+                return sum(c.done() for c in calls) + await asyncio.to_thread(in_progress, server) >= len(calls)
+
+            await wait_until(all_admitted, 30, every=0.01, what="every call's admission")
             in_flight = sum(not c.done() for c in calls)
             assert in_flight, "nothing left in flight to drain"
             signalled.append(time.monotonic())

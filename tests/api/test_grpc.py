@@ -146,3 +146,15 @@ def test_grpc_requests_are_counted_with_their_api(server) -> None:
     metrics = httpx.get(server.url + "/metrics").text
     assert 'api="grpc",arm="accelerated",experiment="none",outcome="ok",route="correct"' in metrics
     assert 'api="grpc",arm="none",experiment="none",outcome="invalid",route="correct"' in metrics
+
+
+def test_a_dialect_by_grpc_and_an_unknown_one_is_invalid_argument(server) -> None:
+    options = pb.CorrectOptions(language="en-GB")
+    reply, _ = grpc_call(server, "Correct", pb.CorrectRequest(text="Color", options=options))
+    assert reply.text == "Colour"
+    assert [(e.original, e.replacement, e.category) for e in reply.edits] == [("Color", "Colour", "R:SPELL:DIALECT")]
+    plain, _ = grpc_call(server, "Correct", pb.CorrectRequest(text="Color"))
+    assert plain.text == "Color" and not plain.edits
+    error = grpc_error(server, "Correct", pb.CorrectRequest(text="a", options=pb.CorrectOptions(language="de-DE")))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "'de-DE'" in error.details() and "en-US, en-GB, en-CA, en-AU" in error.details()

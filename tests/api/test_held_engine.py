@@ -91,8 +91,7 @@ async def serving(start: bool = True, **overrides: object) -> AsyncIterator[Serv
     grpc_server, _, grpc_port = create_grpc_server(pipeline, "127.0.0.1:0")
     await grpc_server.start()
     try:
-        while not http.started:
-            await asyncio.sleep(0.01)
+        await wait_until(lambda: http.started, what="the HTTP server's start")
         if start:
             await gateway.start()
         async with (

@@ -336,3 +336,42 @@ def test_every_edit_says_its_category_and_why(server) -> None:
             edit["message"].endswith(".")
             and (edit["original"].strip() or edit["replacement"].strip()) in edit["message"]
         )
+
+
+def dialect_edits(server, text: str, language: str | None) -> list[tuple[str, str]]:
+    """The dialect suggestions of an answer (the fixture model leaves "colour" and "Color" as written: the
+    suggestions are the dialect stage's alone)."""
+    options = {"language": language} if language else {}
+    body = post(server, "/v1/correct", {"text": text, "options": options}).json()
+    return [(e["original"], e["replacement"]) for e in body["edits"] if e["category"] == "R:SPELL:DIALECT"]
+
+
+@pytest.mark.parametrize(
+    ("language", "american", "british"),
+    [
+        (None, [], []),  # the default: both spellings stand
+        ("en-US", [("colour", "color")], []),
+        ("en-GB", [], [("Color", "Colour")]),
+        ("EN-ca", [], [("Color", "Colour")]),
+        ("en-au", [], [("Color", "Colour")]),
+    ],
+)
+def test_a_named_dialect_suggests_its_spellings(server, language: str | None, american: list, british: list) -> None:
+    assert dialect_edits(server, "I saw a colour.", language) == american
+    assert dialect_edits(server, "Color", language) == british
+
+
+def test_a_dialect_suggestion_is_applied_with_its_message_and_confidence(server) -> None:
+    body = post(server, "/v1/correct", {"text": "Color", "options": {"language": "en-GB"}}).json()
+    (edit,) = body["edits"]
+    assert body["text"] == "Colour" and edit["type"] == "spelling" and 0.5 <= edit["confidence"] <= 1
+    assert edit["message"] == "'Color' → 'Colour': the British English spelling."
+
+
+@pytest.mark.parametrize("language", ["de-DE", "en", "en-NZ", "auto", ""])
+def test_an_unknown_language_is_400_naming_the_codes_served(server, language: str) -> None:
+    response = post(server, "/v1/correct", {"text": "The color.", "options": {"language": language}})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["reason"] == "unknown_language"
+    assert f"'{language}'" in error["message"] and "en-US, en-GB, en-CA, en-AU" in error["message"]

@@ -157,7 +157,26 @@ def test_an_unknown_language_is_400_in_languagetools_plain_text(server, language
     response = check(server, text="Hello.", language=language)
     assert response.status_code == 400 and response.headers["content-type"].startswith("text/plain")
     assert response.text.startswith(f"Error: '{language}' is not a language code known to LanguageTool.")
-    assert "en-GB" in response.text
+    assert "en-GB" in response.text and "en-CA" in response.text and "en-AU" in response.text
+
+
+def dialect_matches(server: RunningServer, text: str, **fields: str) -> list[tuple[str, str, str]]:
+    matches = check(server, text=text, **fields).json()["matches"]
+    return [
+        (m["rule"]["id"], text[m["offset"] : m["offset"] + m["length"]], m["replacements"][0]["value"]) for m in matches
+    ]
+
+
+def test_a_named_variant_suggests_its_spellings_and_en_and_auto_do_not(server) -> None:
+    """The fixture model leaves "colour" and "Color" as written: the matches are the dialect stage's alone."""
+    assert ("GEC_SPELL_DIALECT", "colour", "color") in dialect_matches(server, "I saw a colour.", language="en-US")
+    assert dialect_matches(server, "Color", language="en-GB") == [("GEC_SPELL_DIALECT", "Color", "Colour")]
+    for language in ("en-CA", "en-AU"):
+        body = check(server, text="Color", language=language).json()
+        assert body["language"]["code"] == language and body["matches"][0]["rule"]["category"]["id"] == "TYPOS"
+    for fields in ({"language": "en"}, {"language": "auto", "preferredVariants": "en-GB"}):
+        assert dialect_matches(server, "Color", **fields) == []  # both spellings stand, as before
+    assert dialect_matches(server, "Color", language="en-GB", disabledRules="GEC_SPELL_DIALECT") == []
 
 
 def test_languages_and_auto(server) -> None:
@@ -333,6 +352,8 @@ def test_start_up_endpoints(server) -> None:
         {"name": "English", "code": "en", "longCode": "en"},
         {"name": "English (US)", "code": "en", "longCode": "en-US"},
         {"name": "English (GB)", "code": "en", "longCode": "en-GB"},
+        {"name": "English (Canadian)", "code": "en", "longCode": "en-CA"},
+        {"name": "English (Australian)", "code": "en", "longCode": "en-AU"},
     ]
     assert set(httpx.get(server.url + "/v2/info").json()["software"]) >= {"name", "version", "buildDate", "premium"}
     assert httpx.get(server.url + "/v2/healthcheck").text == "OK"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import random
 import signal
-import time
 
 import grpc
 import httpx
@@ -13,7 +12,7 @@ import pytest
 
 from models.fixture import clean_sentence, corrupt
 from service.api.proto import gecserve_pb2 as pb
-from tests.api.clients import grpc_error, metric, wait_for
+from tests.api.clients import grpc_error, metric, wait_for, wait_until
 from tests.api.server import start_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -216,12 +215,13 @@ def test_graceful_shutdown_finishes_in_flight_requests(tmp_path, sig) -> None:
     async def scenario() -> list[httpx.Response]:
         async with httpx.AsyncClient(timeout=60) as client:
             tasks = [asyncio.create_task(client.post(server.url + "/v1/correct", json=p)) for p in payloads]
-            deadline = time.monotonic() + BOUND
+
             # Every request is admitted: answered, or in flight on the server. Answers are counted
             # before the gauge is read, so a request finishing in between is missed, never counted twice.
-            while sum(t.done() for t in tasks) + await asyncio.to_thread(admitted) < len(payloads):
-                assert time.monotonic() < deadline, "requests were not admitted"
-                await asyncio.sleep(0.01)
+            async def all_admitted() -> bool:
+                return sum(t.done() for t in tasks) + await asyncio.to_thread(admitted) >= len(payloads)
+
+            await wait_until(all_admitted, BOUND, every=0.01, what="every request's admission")
             assert not all(t.done() for t in tasks), "nothing left in flight to drain"
             server.process.send_signal(sig)
             return await asyncio.gather(*tasks, return_exceptions=True)

@@ -10,11 +10,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import httpx
 import pytest
 
+from tests.api.clients import wait_for
 from tests.api.server import ROOT, free_port
 from tests.conftest import FIXTURE_MODEL
 
@@ -57,14 +57,15 @@ def test_a_server_whose_log_stream_stalls_keeps_answering_and_loses_no_line() ->
     process = _start_unread(http_port)
     output: list[bytes] = []
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None and time.monotonic() < deadline, "the server did not become ready"
+
+        def ready() -> bool:
+            assert process.poll() is None, "the server exited before it was ready"
             try:
-                if httpx.get(f"http://127.0.0.1:{http_port}/readyz", timeout=1).status_code == 200:
-                    break
+                return httpx.get(f"http://127.0.0.1:{http_port}/readyz", timeout=1).status_code == 200
             except httpx.TransportError:
-                time.sleep(0.2)
+                return False
+
+        wait_for(ready, 60, every=0.2, what="the server's readiness")
         statuses = asyncio.run(_correct_all(f"http://127.0.0.1:{http_port}/v1/correct"))
         assert statuses == [200] * REQUESTS
     finally:

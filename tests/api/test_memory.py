@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from service.engine.allocator import IDLE_S
+from tests.api.clients import wait_for
 from tests.api.server import start_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -40,9 +41,6 @@ def test_memory_goes_back_once_decoding_is_idle(tmp_path) -> None:
         assert asyncio.run(_post_all(server.url + "/v1/generate", [generate | {"text": TEXT}] * 4)) == [200] * 4
         loaded, _ = server.memory_mb()
         assert loaded > warm + 50, "the burst did not grow the server: this test would show nothing"
-        deadline = time.monotonic() + 20
-        while server.memory_mb()[0] > warm + 12:
-            assert time.monotonic() < deadline, f"RSS {server.memory_mb()[0]:.0f} MB, {warm:.0f} MB before the burst"
-            time.sleep(0.25)
+        wait_for(lambda: server.memory_mb()[0] <= warm + 12, 20, every=0.25, what=f"RSS within 12 MB of {warm:.0f} MB")
     finally:
         assert server.stop() == 0

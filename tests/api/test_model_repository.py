@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.api.clients import post, wait_for
+from tests.api.clients import in_progress, post, wait_for
 from tests.api.server import RunningServer, start_server
 from tests.conftest import FIXTURE_MODEL
 
@@ -69,7 +69,8 @@ def test_a_model_loaded_at_run_time_serves_requests_that_name_it_and_unloads(ser
         pending = [
             pool.submit(post, server, "/v1/correct", {"text": f"{TEXT} {i}", "model": "second"}) for i in range(8)
         ]
-        time.sleep(0.05)  # let the requests reach the model before it is taken out of service
+        # the requests reach the model before it is taken out of service (or some have been answered already)
+        wait_for(lambda: in_progress(server) >= 1 or any(f.done() for f in pending), every=0.01, what="requests in")
         gone = httpx.delete(f"{server.url}/v1/models/second", headers=ADMIN, timeout=60)
         statuses = [future.result().status_code for future in pending]
     assert gone.status_code == 200, gone.text

@@ -60,3 +60,11 @@ def test_languagetool_clients_keep_their_words_in_check_too(server: RunningServe
     assert not any(match["replacements"][0]["value"] == "an" for match in after) and after
     for match in after:  # every match explains itself, and names its rule by category
         assert match["message"] and match["rule"]["id"].startswith("GEC_") and match["shortMessage"]
+
+
+def test_a_dialect_never_suggests_a_writer_s_own_word(server: RunningServer) -> None:
+    body = {"text": "Color", "options": {"language": "en-GB"}, "client": {"user_id": "dora"}}
+    assert post(server, "/v1/correct", body).json()["text"] == "Colour"
+    assert post(server, "/v1/words", {"user": "dora", "word": "Color"}).status_code == 201
+    answer = post(server, "/v1/correct", body).json()
+    assert answer["text"] == "Color" and answer["edits"] == []

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from tests.api.clients import metric
+from tests.api.clients import in_progress, wait_until
 from tests.api.server import RunningServer, start_server
 from tests.api.test_load_behaviour import _paragraphs
 
@@ -27,10 +27,6 @@ async def grpc_health(server: RunningServer) -> int:
     async with grpc.aio.insecure_channel(server.grpc_target) as channel:
         reply = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
         return reply.status
-
-
-def in_progress(server: RunningServer) -> float:
-    return metric(httpx.get(server.url + "/metrics", timeout=5).text, "gecserve_requests_in_progress")
 
 
 def logged(server: RunningServer, message: str) -> list[dict]:
@@ -52,9 +48,12 @@ def test_sigterm_keeps_listening_with_readiness_off_until_in_flight_work_is_done
         async with httpx.AsyncClient(base_url=server.url, timeout=BOUND) as client:
             slow = asyncio.create_task(client.post("/v1/correct", json={"texts": paragraphs}))
             deadline = time.monotonic() + BOUND
-            while await asyncio.to_thread(in_progress, server) < 1:
-                assert time.monotonic() < deadline and not slow.done(), "the request was not admitted"
-                await asyncio.sleep(0.01)
+
+            async def admitted() -> bool:
+                return slow.done() or await asyncio.to_thread(in_progress, server) >= 1
+
+            await wait_until(admitted, BOUND, every=0.01, what="the request's admission")
+            assert not slow.done(), "the request was answered before SIGTERM: nothing would be in flight"
             server.process.send_signal(signal.SIGTERM)
             readyz = await client.get("/readyz")  # the server takes the signal soon after, not at once
             while readyz.status_code == 200 and time.monotonic() < deadline:

@@ -2,10 +2,10 @@
 them; ``requests`` as language-tool-python sends its calls) and ``/v1/words`` (JSON), with API keys configured or
 not, over the real Redis store.
 
-The router is not wired into the service's app yet, so it is served here by uvicorn, in a thread of this process,
-on a small FastAPI app holding what the service's app puts around it: the request ids, the API-key middleware and
-the service's error handlers. (language-tool-python 3.4 has no client of ``/v2/words``: its transport is
-``requests.post(url, data=...)`` and ``requests.get(url, params=...)``, which these tests use as it does.)
+The service's own app (``create_app``: its middlewares, error handlers and routers, as ``gecserve serve`` builds
+it) is served by uvicorn, in a thread of this process; its model is never loaded, as the words routes do not need
+it. (language-tool-python 3.4 has no client of ``/v2/words``: its transport is ``requests.post(url, data=...)`` and
+``requests.get(url, params=...)``, which these tests use as it does.)
 
 LanguageTool's shapes are those of its ``ApiV2`` (``handleWordsRequest``: ``offset`` 0 and ``limit`` 10 by
 default, ``{"words": [...]}``; ``handleWordAddRequest``: ``{"added": bool}``; ``handleWordDeleteRequest``:
@@ -14,13 +14,12 @@ default, ``{"words": [...]}``; ``handleWordAddRequest``: ``{"added": bool}``; ``
 
 from __future__ import annotations
 
+import asyncio
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote
 
@@ -28,20 +27,19 @@ import httpx
 import pytest
 import requests
 import uvicorn
-from fastapi import FastAPI
 
 from loadtest.spawn import free_port
-from service.api.access import SELF_CHECKED, AccessControl, AccessMiddleware, guarded
+from service.api.access import SELF_CHECKED, guarded
 from service.api.auth import hash_key
-from service.api.errors import install_error_handlers
-from service.api.request_ids import RequestIds
-from service.api.words import LT_PATHS, words_router
+from service.api.http import create_app
+from service.api.words import LT_PATHS
 from service.config import Settings
 from service.observability.metrics import Metrics
-from service.pipeline.dictionary import MAX_WORD_CHARS, RedisWordStore, WordStore
+from service.pipeline.dictionary import MAX_WORD_CHARS
 from service.pipeline.errors import status_of
-from service.redis_pool import redis_client
-from tests.conftest import REDIS_URL
+from service.wiring import Gateway
+from tests.conftest import FIXTURE_MODEL, REDIS_URL
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -56,35 +54,52 @@ JSON = {"content-type": "application/json"}
 @dataclass
 class Served:
     url: str
-    refused: list[tuple[str, str]]
+    metrics: Metrics
 
     def call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         return httpx.request(method, self.url + path, timeout=10, **kwargs)
 
     lt = v1 = call  # the two APIs' calls, named apart for the reader
 
+    def refused(self, reason: str) -> float:
+        """HTTP requests the app counted as refused for ``reason`` before they reached a route or the pipeline (the
+        API-key middleware's refusals among them), from its ``request_duration_seconds``."""
+        return sum(
+            sample.value
+            for metric in self.metrics.request_seconds.collect()
+            for sample in metric.samples
+            if sample.name.endswith("_count") and sample.labels["outcome"] == reason
+        )
+
 
 @contextmanager
-def serving(store: WordStore, api_keys: str | None = None) -> Iterator[Served]:
-    """The words router on uvicorn (in a thread, on a free port), behind the service's access middleware and
-    error handlers."""
-    access = AccessControl.from_settings(Settings(api_keys=api_keys), Metrics())
-    refused: list[tuple[str, str]] = []
-    app = FastAPI()
-    app.add_middleware(AccessMiddleware, access=access, refused=lambda path, reason: refused.append((path, reason)))
-    app.add_middleware(RequestIds)
-    install_error_handlers(app, SimpleNamespace(refused=lambda *labels: None))  # type: ignore[arg-type]
-    app.include_router(words_router(store, access))
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
+def serving(redis_url: str, prefix: str, max_words: int = BOUND, api_keys: str | None = None) -> Iterator[Served]:
+    """The service's app on uvicorn (in a thread, on a free port), its writers' words in the Redis at ``redis_url``
+    under ``prefix``, ``max_words`` a writer; the gateway is stopped (its stores closed) when the server ends."""
+    settings = Settings(
+        model_path=FIXTURE_MODEL,
+        redis_url=redis_url,
+        redis_prefix=prefix,
+        dictionary_max_words=max_words,
+        api_keys=api_keys,
+    )
+    gateway = Gateway(settings)
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(gateway.pipeline), host="127.0.0.1", port=free_port(), log_level="warning")
+    )
+
+    async def serve() -> None:
+        try:
+            await server.serve()
+        finally:
+            await gateway.stop()
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
     thread.start()
-    deadline = time.monotonic() + START_S
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the test server did not start"
-        time.sleep(0.01)
+    wait_for(lambda: server.started or not thread.is_alive(), START_S, what="the test server's start")
+    assert server.started, "the test server stopped before it started"
     try:
-        yield Served(f"http://127.0.0.1:{port}", refused)
+        yield Served(f"http://127.0.0.1:{server.config.port}", gateway.pipeline.metrics)
     finally:
         server.should_exit = True
         thread.join(START_S)
@@ -93,14 +108,14 @@ def serving(store: WordStore, api_keys: str | None = None) -> Iterator[Served]:
 @pytest.fixture
 def served(redis_prefix: str) -> Iterator[Served]:
     """Open (no API keys), over the real Redis."""
-    with serving(RedisWordStore(redis_client(REDIS_URL, 2.0), redis_prefix, BOUND)) as running:
+    with serving(REDIS_URL, redis_prefix) as running:
         yield running
 
 
 @pytest.fixture
 def keyed(redis_prefix: str) -> Iterator[Served]:
     """With API keys configured, over the real Redis."""
-    with serving(RedisWordStore(redis_client(REDIS_URL, 2.0), redis_prefix, BOUND), KEYS) as running:
+    with serving(REDIS_URL, redis_prefix, api_keys=KEYS) as running:
         yield running
 
 
@@ -139,9 +154,8 @@ def test_languagetool_add_list_delete_as_form_fields(served: Served) -> None:
 
 
 def test_languagetool_pages_with_offset_and_a_default_limit_of_ten(redis_prefix: str) -> None:
-    store = RedisWordStore(redis_client(REDIS_URL, 2.0), redis_prefix, 20)
     words = [f"w{n:02d}" for n in range(12)]
-    with serving(store) as served:
+    with serving(REDIS_URL, redis_prefix, max_words=20) as served:
         for word in words:
             assert served.lt("POST", "/v2/words/add", data={"word": word, "username": "ann"}).json() == {"added": True}
         assert served.lt("GET", "/v2/words?username=ann").json() == {"words": words[:10]}
@@ -219,7 +233,7 @@ def test_languagetool_routes_admit_by_api_key(keyed: Served) -> None:
     assert listed.json() == {"words": ["gecserve"]}
     bearer = keyed.lt("POST", "/v2/words/delete", data=form, headers={"authorization": f"Bearer {KEY}"})
     assert bearer.json() == {"deleted": True}
-    assert keyed.refused == []  # the middleware left them to the routes
+    assert keyed.refused("unauthorized") == 0  # the middleware left them to the routes
     assert keyed.lt("GET", "/v2/words", params={"username": "ann", "apiKey": SLOW_KEY}).status_code == 200
     limited = keyed.lt("GET", "/v2/words", params={"username": "ann", "apiKey": SLOW_KEY})
     assert "over its rate limit" in plain_error(limited, 429) and int(limited.headers["retry-after"]) >= 1
@@ -286,7 +300,7 @@ def test_v1_routes_need_a_key_from_the_middleware(keyed: Served) -> None:
         401,
         "unauthorized",
     )
-    assert keyed.refused == [("/v1/words", "unauthorized"), ("/v1/words", "unauthorized")]
+    assert keyed.refused("unauthorized") == 2
     assert keyed.v1("GET", "/v1/words?user=ann&apiKey=" + KEY).status_code == 401  # apiKey is LanguageTool's only
     headers = {"authorization": f"Bearer {KEY}"}
     assert keyed.v1("POST", "/v1/words", json={"user": "ann", "word": "x"}, headers=headers).status_code == 201
@@ -294,8 +308,7 @@ def test_v1_routes_need_a_key_from_the_middleware(keyed: Served) -> None:
 
 
 def test_an_unreachable_store_is_503_with_retry_after(redis_prefix: str) -> None:
-    store = RedisWordStore(redis_client(f"redis://127.0.0.1:{free_port()}/0", 0.5), redis_prefix, BOUND)
-    with serving(store) as served:
+    with serving(f"redis://127.0.0.1:{free_port()}/0", redis_prefix) as served:
         lt = served.lt("POST", "/v2/words/add", data={"word": "x", "username": "ann"})
         assert "unreachable" in plain_error(lt, 503) and lt.headers["retry-after"] == "5"
         v1 = served.v1("GET", "/v1/words?user=ann")
@@ -307,5 +320,5 @@ def test_the_schema_and_the_access_rules_name_the_routes(served: Served) -> None
     assert {"/v2/words", "/v2/words/add", "/v2/words/delete", "/v1/words", "/v1/words/{word}"} <= paths.keys()
     assert LT_PATHS <= SELF_CHECKED  # admitted by the routes, from apiKey too
     assert guarded("/v1/words") and guarded("/v1/words/{word}")  # by the middleware
-    for reason, status in (("bad_word", 400), ("dictionary_full", 409)):  # test_error_reasons sees them once wired
+    for reason, status in (("bad_word", 400), ("dictionary_full", 409)):
         assert f"| {status} | `{reason}` |" in ERRORS_PAGE

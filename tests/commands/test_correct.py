@@ -46,3 +46,18 @@ def test_edits_are_held_back_as_served_and_all_kept_without_the_confidence() -> 
     assert everything == _run(text, "--min-confidence", "0") != text
     certain = _run(text, "--min-confidence", "1")  # only what the model was sure of to 3 places
     assert certain != everything and certain.split("\n")[1:] == text.split("\n")[1:]
+
+
+def test_a_dialect_named_gets_its_spellings_and_none_otherwise() -> None:
+    text = "Color\nI saw a colour."  # the fixture model leaves both words as written
+    assert _run(text, "--language", "en-GB").split("\n")[0] == "Colour"
+    assert _run(text, "--language", "en-US").split("\n")[1].endswith("color.")
+    assert _run(text).split("\n")[0] == "Color"
+    refused = subprocess.run(
+        [sys.executable, "-m", "service.cli", "correct", "--model", str(FIXTURE_MODEL), "--language", "de-DE"],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 2 and "en-GB" in refused.stderr

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
+
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import DecodeResult, Engine
-from service.engine.offline import correct_texts, model_speller
-from tests.conftest import FIXTURE_MODEL
+from service.engine.manifest import level_keep_bias
+from service.engine.offline import correct_texts, model_confidence, model_review, model_speller
+from service.engine.runtime import RuntimeOptions
+from service.text.dialects import swaps_dialect
+from tests.conftest import DEFAULT_MODEL, FIXTURE_MODEL
 
 
 class CountingEngine:
@@ -40,3 +45,36 @@ def test_paragraphs_in_order_and_only_what_the_model_reads_is_decoded(engine: En
 
 def test_the_fixture_ships_no_spelling_stage() -> None:
     assert model_speller(FIXTURE_MODEL) is None
+
+
+TEMPTING = [  # sentences with an error beside a word of one dialect (the bundled model writes "theatre" for "theater")
+    "I realized that the theater was close.",
+    "My favorite color is blue and I likes it.",
+    "The colour of the cars are very nice.",
+    "She traveled to London and analyzed the datas.",
+    "We has organised a meeting at the city centre yesterday.",
+    "The neighbors was very friendly with us.",
+]
+
+
+@pytest.mark.slow
+def test_the_bundled_model_s_dialect_swaps_are_dropped_and_its_other_edits_kept() -> None:
+    engine = Engine(DEFAULT_MODEL, options=RuntimeOptions(intra_op_threads=1))
+    bias = level_keep_bias(engine.manifest, "default")
+    sources = [engine.codec.encode(text) for text in TEMPTING]
+    raw = [
+        engine.codec.decode_with_ends(r.tokens)[0]
+        for r in engine.generate(sources, "aggressive", keep_biases=[bias] * 6)
+    ]
+    assert any(swaps_dialect(text, out) for text, out in zip(TEMPTING, raw, strict=True)), "the model swaps none"
+    corrected = correct_texts(
+        engine,
+        TEMPTING,
+        speller=model_speller(DEFAULT_MODEL),
+        review=model_review(DEFAULT_MODEL),
+        confidence=model_confidence(DEFAULT_MODEL),
+    )
+    for text, result in zip(TEMPTING, corrected, strict=True):
+        assert not any(swaps_dialect(e.original, e.replacement) for e in [*result.edits, *result.held]), text
+        assert not swaps_dialect(text, result.text), result.text
+    assert any(result.edits for result in corrected)  # the other errors are still corrected

@@ -19,6 +19,7 @@ from service.experiments.manager import (
 )
 from service.experiments.store import LocalStore, RedisStore
 from tests.conftest import REDIS_URL
+from tests.waiting import wait_until
 
 DEFINITION = ExperimentDefinition.model_validate(
     {
@@ -198,11 +199,7 @@ def test_replicas_keep_a_replaced_experiments_numbers_in_redis(redis_prefix: str
                 await second.start(OTHER)
             serve(first, range(50, 60))
             await second.start(OTHER, replace=True)
-            for _ in range(50):
-                await asyncio.sleep(0.1)
-                if first.state.name == "other":
-                    break
-            assert first.state.name == "other"
+            await wait_until(lambda: first.state.name == "other", 5, every=0.1, what="the replacement seen")
             for replica in replicas:
                 report = await replica.report("ab")
                 assert report["status"] == "stopped" and report["scope"] == "cluster"

@@ -17,6 +17,7 @@ from service.observability import log_writer
 from service.observability.log_writer import QueuedLineHandler, dropped_lines
 from service.observability.logging import JsonFormatter
 from service.observability.metrics import Metrics
+from tests.waiting import wait_for
 
 
 def _logger(handler: logging.Handler, name: str) -> logging.Logger:
@@ -64,9 +65,7 @@ def test_a_stalled_stream_drops_lines_counted_and_never_blocks_the_caller() -> N
     assert 0 < dropped < logged
     chunks: list[bytes] = []
     reader = _read_all(read_end, chunks)  # the stream takes lines again
-    deadline = time.monotonic() + 5
-    while handler.lines.qsize() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: not handler.lines.qsize(), every=0.01, what="the stalled lines written")
     log.info("after")  # preceded by the line saying how many were dropped since the last one
     handler.close()
     stream.close()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from service.text.categories import CATEGORIES
+from service.text.dialects import DIALECT_CODE
 from service.text.rules import RULES, RuleSelection, rule_of
 
 GRAMMAR, SPELLING = RULES["VERB:SVA"], RULES["SPELL"]
 
 
 def test_every_category_has_one_rule_with_its_own_id() -> None:
-    assert set(RULES) == set(CATEGORIES)
+    assert set(RULES) == {*CATEGORIES, DIALECT_CODE.partition(":")[2]}  # and the dialect stage's
     assert len({rule.id for rule in RULES.values()}) == len(RULES)
     assert all(rule.id.startswith("GEC_") for rule in RULES.values())
     assert rule_of("M:VERB:SVA") is rule_of("R:VERB:SVA") is GRAMMAR and GRAMMAR.id == "GEC_VERB_SVA"

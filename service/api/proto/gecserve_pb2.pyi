@@ -7,20 +7,22 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class CorrectOptions(_message.Message):
-    __slots__ = ("backend", "alternatives", "spelling", "level", "keep_bias", "min_confidence")
+    __slots__ = ("backend", "alternatives", "spelling", "level", "keep_bias", "min_confidence", "language")
     BACKEND_FIELD_NUMBER: _ClassVar[int]
     ALTERNATIVES_FIELD_NUMBER: _ClassVar[int]
     SPELLING_FIELD_NUMBER: _ClassVar[int]
     LEVEL_FIELD_NUMBER: _ClassVar[int]
     KEEP_BIAS_FIELD_NUMBER: _ClassVar[int]
     MIN_CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     backend: str
     alternatives: int
     spelling: bool
     level: str
     keep_bias: float
     min_confidence: float
-    def __init__(self, backend: _Optional[str] = ..., alternatives: _Optional[int] = ..., spelling: _Optional[bool] = ..., level: _Optional[str] = ..., keep_bias: _Optional[float] = ..., min_confidence: _Optional[float] = ...) -> None: ...
+    language: str
+    def __init__(self, backend: _Optional[str] = ..., alternatives: _Optional[int] = ..., spelling: _Optional[bool] = ..., level: _Optional[str] = ..., keep_bias: _Optional[float] = ..., min_confidence: _Optional[float] = ..., language: _Optional[str] = ...) -> None: ...
 
 class ClientInfo(_message.Message):
     __slots__ = ("user_id", "session_id")

@@ -53,7 +53,8 @@ def split_blocks(widths: Sequence[int], pass_cost: float) -> list[list[int]]:
     token or two apart from rows verifying drafts), or kept together when a split saves less.
     """
     order = sorted(range(len(widths)), key=lambda i: widths[i])
-    best_cost, best_split = len(order) * widths[order[-1]], len(order)
+    best_cost: float = len(order) * widths[order[-1]]
+    best_split = len(order)
     for split in range(1, len(order)):
         narrow, wide = widths[order[split - 1]], widths[order[-1]]
         cost = pass_cost + split * narrow + (len(order) - split) * wide
@@ -98,15 +99,15 @@ class AggressiveDecoder(ContinuousDecoder[_Row]):
             rows = None if len(group) == len(self.rows) else np.array(group, dtype=np.int64)
             out = self.state.step(tokens, counts, rows)
             for j, slot in enumerate(group):
-                row = busy_rows.get(slot)
-                if row is None:
+                fed = busy_rows.get(slot)
+                if fed is None:
                     continue
                 # the keep bias at the positions predicting the draft and the token after it, as greedy decoding
                 # would lean them were the draft its output
                 if slot in guessed:
-                    row.align.lean_along(out[j, len(row.pending) - 1 :], guessed[slot])
+                    fed.align.lean_along(out[j, len(fed.pending) - 1 :], guessed[slot])
                 else:
-                    row.align.lean(out[j, len(row.pending) - 1 :], len(blocks[slot]) - len(row.pending) + 1)
+                    fed.align.lean(out[j, len(fed.pending) - 1 :], len(blocks[slot]) - len(fed.pending) + 1)
             best = out.argmax(-1)
             for j, slot in enumerate(group):
                 logits[slot], chosen[slot] = out[j], best[j]

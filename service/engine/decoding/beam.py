@@ -154,7 +154,7 @@ def _advance(source: _Source, candidates: np.ndarray, vocab: int, step: int, rul
         if ends[j]
     ]
     _add_finished(source, new, k)
-    chosen = top[~ends][:k]
+    chosen: np.ndarray = top[~ends][:k]
     source.beams = [source.beams[p] + [int(t)] for p, t in zip(chosen // vocab, chosen % vocab, strict=True)]
     source.scores = candidates[chosen]
     source.done = _is_done(source, rules, step)
@@ -211,8 +211,8 @@ class BeamDecoder(ContinuousDecoder[_Beam]):
                 continue
             for slot, (parent, token) in zip(slots, moves, strict=False):
                 parents[slot] = slots[parent]
-                row = self.rows[slot]
-                assert row is not None
-                row.feed = [token]
+                beam = self.rows[slot]
+                assert beam is not None
+                beam.feed = [token]
         self.state.inherit(parents)
         return done

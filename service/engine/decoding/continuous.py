@@ -28,9 +28,11 @@ from service.engine.model import DecoderState, DecodingStoppedError, Seq2SeqMode
 
 
 class _Row(Protocol):
-    # What the row's source has decoded so far (shared by the rows of one source); returned as it
-    # is once the source's last row finishes.
-    result: DecodeResult
+    @property
+    def result(self) -> DecodeResult:
+        """What the row's source has decoded so far (shared by the rows of one source); returned as it is once
+        the source's last row finishes."""
+        ...
 
 
 RowT = TypeVar("RowT", bound=_Row)
@@ -128,7 +130,8 @@ class ContinuousDecoder(Generic[RowT]):
         for slot, feed in feeds:
             fed[slot] = feed
         tokens, counts = pad_rows(fed, self.manifest.pad_token_id)
-        return self.state.step(tokens, counts)[np.arange(len(self.rows)), np.maximum(counts - 1, 0)]
+        last: np.ndarray = self.state.step(tokens, counts)[np.arange(len(self.rows)), np.maximum(counts - 1, 0)]
+        return last
 
     def limit(self, source: Sequence[int]) -> int:
         """The most tokens a row may generate (``max_new_tokens`` or the default budget)."""

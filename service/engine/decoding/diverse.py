@@ -76,7 +76,8 @@ class _Group:
             return True
         longest = rules.early_stopping == "never" and rules.length_penalty > 0.0
         length = (limit if longest else step) + rules.offset
-        return self.worst >= best_score / length**rules.length_penalty
+        bound: float = best_score / length**rules.length_penalty  # the most a running beam can still score
+        return self.worst >= bound
 
 
 class GroupSearch:

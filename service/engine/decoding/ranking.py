@@ -32,7 +32,8 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
     """Log-probabilities over the last axis, in float64."""
     x = logits.astype(np.float64)
     x -= x.max(axis=-1, keepdims=True)
-    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+    logp: np.ndarray = x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+    return logp
 
 
 def best(scores: np.ndarray, count: int) -> np.ndarray:

@@ -127,10 +127,11 @@ def token_logprobs(positions: np.ndarray, tokens: Sequence[int]) -> list[float]:
     a token; a stable log-softmax, all positions at once)."""
     top = positions.max(-1, keepdims=True)
     norm = top[:, 0] + np.log(np.exp(positions - top).sum(-1))
-    return (positions[np.arange(len(tokens)), list(tokens)] - norm).tolist()
+    logprobs: list[float] = (positions[np.arange(len(tokens)), list(tokens)] - norm).tolist()
+    return logprobs
 
 
-def top_gap(row_logits) -> float:
+def top_gap(row_logits: np.ndarray) -> float:
     """Top-1 minus top-2 logit of one position (how close the argmax was to flipping)."""
     top2 = np.partition(row_logits, -2)[-2:]
     return float(abs(top2[1] - top2[0]))
