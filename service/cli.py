@@ -18,11 +18,13 @@ COMMANDS = {
     "eval": ("models.gec.evaluate", "GLEU and change statistics of a model on a dev set"),
     "bench": (
         None,
-        "benchmarks: 'bench decoding', 'profile', 'serve', 'preprocess', 'scaleout', 'stages', 'device', 'rules'",
+        "benchmarks: 'bench decoding', 'diversity', 'profile', 'serve', 'preprocess', 'scaleout', 'stages', 'device', "
+        "'rules'",
     ),
 }
 BENCHES = {
     "decoding": "service.bench.decoding",
+    "diversity": "service.bench.diversity",
     "profile": "service.bench.profile",
     "serve": "loadtest.serve",
     "preprocess": "service.bench.preprocess",

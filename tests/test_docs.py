@@ -11,6 +11,7 @@ from pathlib import Path
 
 from service.config import DEFAULT_MODEL, Settings
 from service.engine.manifest import ModelManifest, level_keep_bias
+from service.experiments.arms import BACKENDS
 from service.text.dialects import BRITISH, DIALECTS, UNSURE, replacements
 from service.text.grammar_rules import RULE_KINDS
 from service.text.policy import LEVELS, MULTIPLIERS
@@ -19,6 +20,8 @@ from service.text.rules import RULES
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 CONFIGURATION = (DOCS / "configuration.md").read_text(encoding="utf-8")
 LANGUAGETOOL = (DOCS / "languagetool.md").read_text(encoding="utf-8")
+HTTP = (DOCS / "http.md").read_text(encoding="utf-8")
+BENCHMARKS = (DOCS / "benchmarks.md").read_text(encoding="utf-8")
 
 
 def test_every_setting_is_in_the_configuration_table() -> None:
@@ -47,6 +50,24 @@ def test_the_quality_page_s_levels_and_multipliers_are_the_policy_s() -> None:
         assert row in QUALITY, f"docs/quality.md's level table lacks or misstates: {row}"
     for lexical, multiplier in MULTIPLIERS.items():
         assert f"| `{lexical}` | {multiplier} |" in QUALITY, f"docs/quality.md lacks the multiplier of {lexical}"
+
+
+def test_the_n_best_backends_table_is_the_backends_settings() -> None:
+    for name in ("beam", "diverse"):
+        p = BACKENDS[name].params
+        row = f"| `{name}` | {p.num_beams} | {p.num_beam_groups} | {p.diversity_penalty} | {p.num_return_sequences} |"
+        assert row in HTTP, f"docs/http.md's n-best backends table lacks or misstates: {row}"
+
+
+def test_the_diverse_beam_table_is_its_benchmark_s() -> None:
+    """Every row of ``docs/benchmarks/diversity-jfleg.json`` (``gecserve bench diversity``) is in the page, as given."""
+    for r in json.loads((DOCS / "benchmarks" / "diversity-jfleg.json").read_text(encoding="utf-8"))["rows"]:
+        row = (
+            f"| {r['groups']} | {r['penalty']:g} | {r['distinct_outputs']:.2f} | {r['all_distinct']:.1%} |"
+            f" {r['token_distance']:.2f} | {r['word_distance']:.2f} | {r['best_as_beam']:.1%} |"
+            f" {r['ms_per_sentence']:.1f} | {r['cost_vs_beam']:.2f}x |"
+        )
+        assert row in BENCHMARKS, f"docs/benchmarks.md's diverse beam search table lacks or misstates: {row}"
 
 
 TEXT = (DOCS / "text.md").read_text(encoding="utf-8")

@@ -118,7 +118,16 @@ def _generate_fields(request: pb.GenerateRequest) -> dict[str, Any]:
         fields["num_return_sequences"] = request.num_return_sequences
     if request.strategy:
         fields["strategy"] = request.strategy
-    for name in ("num_beams", "temperature", "top_k", "top_p", "seed", "max_new_tokens"):
+    for name in (
+        "num_beams",
+        "num_beam_groups",
+        "diversity_penalty",
+        "temperature",
+        "top_k",
+        "top_p",
+        "seed",
+        "max_new_tokens",
+    ):
         if request.HasField(name):
             fields[name] = getattr(request, name)
     if request.model:

@@ -12,7 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
+from service.engine.decoding.diverse import check_group_params
 from service.engine.decoding.sampling import MAX_TEMPERATURE, MIN_TEMPERATURE
+from service.engine.decoding.types import DecodeParams
 from service.experiments.definition import NAME_PATTERN
 
 CORRECT_EXAMPLE = {
@@ -42,8 +44,8 @@ class Options(BaseModel):
     backend: str | None = Field(
         None,
         max_length=64,
-        description="the arm to serve this request (a backend: accelerated, autoregressive, beam, relaxed; or the"
-        " running experiment's arm); null = the experiment's assignment, else the default backend. Also settable"
+        description="the arm to serve this request (a backend: accelerated, autoregressive, beam, diverse, relaxed; or"
+        " the running experiment's arm); null = the experiment's assignment, else the default backend. Also settable"
         " with the X-Gecserve-Arm header. Unknown names get 400.",
     )
     alternatives: int = Field(
@@ -189,7 +191,20 @@ class GenerateBody(BaseModel):
         strict=True,
         json_schema_extra={
             "examples": [
-                {"text": "I has a idea for the project.", "num_return_sequences": 3, "strategy": "beam", "num_beams": 4}
+                {
+                    "text": "I has a idea for the project.",
+                    "num_return_sequences": 3,
+                    "strategy": "beam",
+                    "num_beams": 4,
+                },
+                {
+                    "text": "I has a idea for the project.",
+                    "num_return_sequences": 3,
+                    "strategy": "beam",
+                    "num_beams": 6,
+                    "num_beam_groups": 3,
+                    "diversity_penalty": 1.0,
+                },
             ]
         },
     )
@@ -197,6 +212,21 @@ class GenerateBody(BaseModel):
     num_return_sequences: int = Field(1, ge=1, le=8)
     strategy: Literal["beam", "sample"] = "beam"
     num_beams: int = Field(4, ge=1, le=16)
+    num_beam_groups: int = Field(
+        1,
+        ge=1,
+        le=16,
+        description="beam search: split the beams into this many groups that are kept apart (diverse beam search);"
+        " must divide num_beams; 1 = plain beam search",
+    )
+    diversity_penalty: float = Field(
+        0.0,
+        ge=0.0,
+        le=100.0,
+        allow_inf_nan=False,
+        description="diverse beam search: subtracted from a token's log-probability for each beam of an earlier group"
+        " that chose it at the same step; above 0 exactly when num_beam_groups > 1",
+    )
     temperature: float = Field(
         1.0,
         ge=0.0,
@@ -221,6 +251,16 @@ class GenerateBody(BaseModel):
     def _enough_beams(self) -> GenerateBody:
         if self.strategy == "beam" and self.num_beams < self.num_return_sequences:
             raise ValueError("num_beams must be at least num_return_sequences")
+        if self.strategy != "beam" and (self.num_beam_groups > 1 or self.diversity_penalty):
+            raise ValueError("num_beam_groups and diversity_penalty are beam search's (strategy 'beam')")
+        if self.strategy == "beam":
+            check_group_params(
+                DecodeParams(
+                    num_beams=self.num_beams,
+                    num_beam_groups=self.num_beam_groups,
+                    diversity_penalty=self.diversity_penalty,
+                )
+            )
         return self
 
 

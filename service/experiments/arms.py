@@ -46,6 +46,14 @@ BACKENDS: dict[str, Backend] = {
             exact=False,
         ),
         Backend(
+            "diverse",
+            "beam",
+            DecodeParams(num_beams=6, num_return_sequences=6, num_beam_groups=3, diversity_penalty=2.0),
+            "diverse beam search: 6 beams in 3 groups kept apart (diversity penalty 2); its n-best list offers "
+            "options.alternatives that differ more than beam's",
+            exact=False,
+        ),
+        Backend(
             "relaxed",
             "aggressive",
             DecodeParams(relaxed_top_k=2),
@@ -67,6 +75,9 @@ TUNABLE: dict[str, str] = {
     "pass_cost": "aggressive decoding: split a pass by block width where it saves more token positions (0 = off)",
     "num_beams": "beam search: beams kept (>= 1)",
     "length_penalty": "beam search: exponent of the length normalisation",
+    "num_beam_groups": "beam search: groups of beams kept apart (diverse beam search; divides num_beams)",
+    "diversity_penalty": "diverse beam search: the cost of a token an earlier group chose at the same step (> 0 "
+    "exactly with groups)",
     "relaxed_top_k": "aggressive decoding: accept draft tokens within the top k (1 = exact)",
     "min_block": "aggressive decoding: draft tokens always accepted per pass (0 = exact)",
 }

@@ -30,6 +30,7 @@ from typing import Annotated
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from service.engine.decoding.beam import check_beam_params
 from service.engine.engine import takes_keep_bias
 from service.experiments.arms import BACKENDS, TUNABLE, Arm
 
@@ -48,6 +49,7 @@ __all__ = [
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"
 Weight = Annotated[float, Field(ge=0, allow_inf_nan=False, description="relative share of assigned traffic")]
 SUM_TOLERANCE = 1e-6  # percent: shares that add up to 100 within this do
+FRACTIONAL = ("length_penalty", "pass_cost", "keep_bias", "diversity_penalty")  # the params that are not counts
 
 
 class ArmDefinition(BaseModel):
@@ -74,12 +76,14 @@ class ArmDefinition(BaseModel):
             raise ValueError(f"params {', '.join(unknown)} cannot be tuned; tunable: {', '.join(TUNABLE)}")
         if "keep_bias" in self.params and not takes_keep_bias(BACKENDS[backend].strategy):
             raise ValueError(f"backend {backend!r} decodes with {BACKENDS[backend].strategy}, which takes no keep_bias")
+        if BACKENDS[backend].strategy == "beam":
+            check_beam_params(self.arm().params)
         return self
 
     @field_validator("params")
     @classmethod
     def _whole_numbers_where_counted(cls, params: dict[str, float]) -> dict[str, float]:
-        for key in ("max_batch_size", "max_draft", "num_beams", "relaxed_top_k", "min_block"):
+        for key in ("max_batch_size", "max_draft", "num_beams", "num_beam_groups", "relaxed_top_k", "min_block"):
             if key in params and (params[key] != int(params[key]) or params[key] < (0 if key == "min_block" else 1)):
                 raise ValueError(f"{key} must be a whole number >= {0 if key == 'min_block' else 1}")
         if params.get("pass_cost", 0) < 0:
@@ -90,10 +94,7 @@ class ArmDefinition(BaseModel):
 
     def arm(self) -> Arm:
         overrides = tuple(
-            sorted(
-                (key, float(value) if key in ("length_penalty", "pass_cost", "keep_bias") else int(value))
-                for key, value in self.params.items()
-            )
+            sorted((key, float(value) if key in FRACTIONAL else int(value)) for key, value in self.params.items())
         )
         return Arm(self.name, self.backend or self.name, overrides, self.model)
 

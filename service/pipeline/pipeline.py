@@ -499,6 +499,8 @@ class Pipeline:
         params = DecodeParams(
             max_new_tokens=request.max_new_tokens,
             num_beams=request.num_beams,
+            num_beam_groups=request.num_beam_groups,
+            diversity_penalty=request.diversity_penalty,
             num_return_sequences=request.num_return_sequences,
             temperature=request.temperature,
             top_k=request.top_k,

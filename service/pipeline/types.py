@@ -106,6 +106,8 @@ class GenerateRequest:
     num_return_sequences: int = 1
     strategy: str = "beam"
     num_beams: int = 4
+    num_beam_groups: int = 1
+    diversity_penalty: float = 0.0
     temperature: float = 1.0
     top_k: int = 0
     top_p: float = 1.0

@@ -82,6 +82,15 @@ def test_an_arm_without_an_n_best_list_is_refused_not_served_without_alternative
     assert check.status_code == 422 and check.text.startswith("Error:")
 
 
+def test_the_diverse_arm_serves_plausible_alternatives(bundled: RunningServer) -> None:
+    for text in TEXTS:
+        response = post(bundled, "/v1/correct", {"text": text, "options": {"alternatives": 5, "backend": "diverse"}})
+        assert response.status_code == 200 and response.json()["arm"] == response.json()["backend"] == "diverse"
+        for edit in response.json()["edits"]:
+            assert edit["replacement"] not in edit["alternatives"]
+            assert all(plausible_alternative(edit["original"], edit["replacement"], a) for a in edit["alternatives"])
+
+
 def test_the_beam_arm_named_serves_alternatives(bundled: RunningServer) -> None:
     response = post(bundled, "/v1/correct", {"text": TEXTS[0], "options": {"alternatives": 2, "backend": "beam"}})
     assert response.status_code == 200 and response.json()["arm"] == "beam"

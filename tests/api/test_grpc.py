@@ -75,6 +75,10 @@ def test_generate(server) -> None:
     )
     assert len(reply.sequences) == 2
     assert reply.sequences[0].score >= reply.sequences[1].score
+    options = {"num_return_sequences": 4, "num_beams": 4, "num_beam_groups": 2, "diversity_penalty": 2.0}
+    diverse, _ = grpc_call(server, "Generate", pb.GenerateRequest(text="i saw a apple", **options))
+    http = post(server, "/v1/generate", {"text": "i saw a apple", **options}).json()
+    assert [s.text for s in diverse.sequences] == [s["text"] for s in http["sequences"]]
     request = pb.GenerateRequest(text="i saw a apple", strategy="sample", seed=4, temperature=2.0)
     assert (
         grpc_call(server, "Generate", request)[0].sequences[0].text
@@ -98,10 +102,21 @@ def test_generate(server) -> None:
             "alternatives",
         ),
         (pb.CorrectRequest(text="a" * 20_001), grpc.StatusCode.RESOURCE_EXHAUSTED, "20000"),
+        (
+            pb.GenerateRequest(text="a", num_beams=4, num_beam_groups=3, diversity_penalty=1.0),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "num_beam_groups",
+        ),
+        (
+            pb.GenerateRequest(text="a", num_beams=4, num_beam_groups=2, diversity_penalty=-0.5),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "diversity_penalty",
+        ),
     ],
 )
 def test_bad_requests_map_to_status_codes(server, request_message, code, fragment: str) -> None:
-    error = grpc_error(server, "Correct", request_message)
+    method = "Generate" if isinstance(request_message, pb.GenerateRequest) else "Correct"
+    error = grpc_error(server, method, request_message)
     assert error.code() == code
     assert fragment in error.details()
 

@@ -95,6 +95,24 @@ def test_generate_beam_and_seeded_sampling(server) -> None:
     assert first["sequences"] == second["sequences"]
 
 
+def test_generate_diverse_beams_are_the_engine_s(server) -> None:
+    """The options reach the decoder: the texts are the engine's diverse beam search outputs, best first."""
+    from service.engine.engine import DecodeParams, Engine
+    from tests.conftest import FIXTURE_MODEL
+
+    text = "i saw a apple yesterday"
+    payload = {"text": text, "num_return_sequences": 4, "num_beams": 4, "num_beam_groups": 2, "diversity_penalty": 2.0}
+    response = post(server, "/v1/generate", payload)
+    assert response.status_code == 200, response.text
+    engine = Engine(FIXTURE_MODEL)
+    params = DecodeParams(num_beams=4, num_return_sequences=4, num_beam_groups=2, diversity_penalty=2.0)
+    (expected,) = engine.generate(engine.codec.encode_batch([text]), "beam", params)
+    plain = engine.generate(engine.codec.encode_batch([text]), "beam", DecodeParams(num_return_sequences=4))[0]
+    assert [h.tokens for h in expected.hypotheses] != [h.tokens for h in plain.hypotheses]
+    texts = [s["text"] for s in response.json()["sequences"]]
+    assert texts == [engine.codec.decode(h.tokens) for h in expected.hypotheses]
+
+
 @pytest.mark.parametrize(
     ("payload", "fragment"),
     [
@@ -138,6 +156,12 @@ def test_unknown_arm_is_400_naming_the_arms(server) -> None:
         ({"text": "a", "strategy": "sample", "temperature": 1e-320}, "temperature"),
         ({"text": "a", "strategy": "sample", "temperature": 0.001}, "temperature"),
         ({"text": "a", "max_new_tokens": 1025}, "max_new_tokens"),
+        ({"text": "a", "num_beams": 4, "num_beam_groups": 3, "diversity_penalty": 1.0}, "num_beam_groups"),
+        ({"text": "a", "num_beams": 4, "num_beam_groups": 0, "diversity_penalty": 1.0}, "num_beam_groups"),
+        ({"text": "a", "num_beams": 4, "num_beam_groups": 2, "diversity_penalty": -1.0}, "diversity_penalty"),
+        ({"text": "a", "num_beams": 4, "num_beam_groups": 2}, "diversity_penalty"),
+        ({"text": "a", "num_beams": 4, "diversity_penalty": 1.0}, "diversity_penalty"),
+        ({"text": "a", "strategy": "sample", "num_beam_groups": 2, "diversity_penalty": 1.0}, "num_beam_groups"),
     ],
 )
 def test_generate_bad_parameters_are_422(server, payload: dict, fragment: str) -> None:

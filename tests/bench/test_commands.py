@@ -8,7 +8,7 @@ import pytest
 import redis
 
 from loadtest import scaleout, serve
-from service.bench import decoding, preprocess, rules
+from service.bench import decoding, diversity, preprocess, rules
 from service.bench.arrivals import arrival_times, references
 from service.bench.decoding import load_sources
 from service.engine.decoding.types import DecodeParams
@@ -181,3 +181,25 @@ def test_bench_scaleout_runs_every_topology(tmp_path, sentences, capsys) -> None
     assert rows[("redis, 1 worker", 1)]["server_stages_ms"]["inference"] > 0
     assert "Redis hop at concurrency 1" in capsys.readouterr().out
     assert not [key for key in redis.Redis.from_url(REDIS_URL).scan_iter(match="gecserve-bench:*")]
+
+
+def test_bench_diversity_rows_against_plain_beam(tmp_path, sentences, capsys) -> None:
+    out = tmp_path / "diversity.json"
+    args = ["--model", str(FIXTURE_MODEL), "--input", str(sentences), "--num-beams", "4", "--groups", "2,3,4"]
+    args += ["--penalties", "0.5,4", "--batch-size", "4", "--rounds", "1", "--json", str(out)]
+    assert diversity.main(args) == 0
+    rows = {(r["groups"], r["penalty"]): r for r in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {(1, 0.0), (2, 0.5), (2, 4.0), (4, 0.5), (4, 4.0)}  # 3 groups do not divide 4 beams
+    plain = rows[(1, 0.0)]
+    assert plain["best_as_beam"] == plain["cost_vs_beam"] == 1.0
+    for row in rows.values():
+        assert 1.0 <= row["distinct_outputs"] <= 4.0 and 0.0 <= row["all_distinct"] <= 1.0
+        assert row["ms_per_sentence"] > 0
+    assert rows[(4, 4.0)]["token_distance"] > plain["token_distance"]  # a strong penalty keeps the groups apart
+    assert "token_distance" in capsys.readouterr().out
+
+
+def test_mean_pairwise_distance_is_levenshtein_over_pairs() -> None:
+    assert diversity.mean_pairwise_distance([[1, 2, 3], [1, 2, 3]]) == 0.0
+    assert diversity.mean_pairwise_distance([[1, 2, 3], [1, 3], [4, 2, 3]]) == (1 + 1 + 2) / 3
+    assert diversity.mean_pairwise_distance([["a"]]) == 0.0

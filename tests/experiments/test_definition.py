@@ -60,6 +60,16 @@ def test_arms_run_their_backend_with_changed_knobs(tmp_path: Path) -> None:
     eager = picky.arms[1].arm()
     assert (eager.keep_bias, eager.queue, eager.params) == (-0.5, "slow", BACKENDS["accelerated"].params)
     assert Arm.of_backend("accelerated").keep_bias is None
+    wide = load_experiment(
+        write(
+            tmp_path,
+            GOOD.replace(
+                "backend: autoregressive,", "backend: diverse, params: {num_beam_groups: 6, diversity_penalty: 0.5},"
+            ),
+        )
+    )
+    groups = wide.arms[1].arm().params
+    assert (groups.num_beams, groups.num_beam_groups, groups.diversity_penalty) == (6, 6, 0.5)
 
 
 @pytest.mark.parametrize(
@@ -74,6 +84,18 @@ def test_arms_run_their_backend_with_changed_knobs(tmp_path: Path) -> None:
         (GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {pass_cost: -1},"), "pass_cost"),
         (GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {keep_bias: 6},"), "keep_bias"),
         (GOOD.replace("backend: autoregressive,", "backend: beam, params: {keep_bias: 1},"), "keep_bias"),
+        (
+            GOOD.replace("backend: autoregressive,", "backend: diverse, params: {num_beam_groups: 4},"),
+            "num_beam_groups",
+        ),
+        (
+            GOOD.replace("backend: autoregressive,", "backend: beam, params: {diversity_penalty: 1},"),
+            "diversity_penalty",
+        ),
+        (
+            GOOD.replace("backend: autoregressive,", "backend: diverse, params: {diversity_penalty: -1},"),
+            "diversity_penalty",
+        ),
         (
             GOOD.replace("backend: autoregressive,", "backend: accelerated, params: {max_batch_size: 0},"),
             "max_batch_size",

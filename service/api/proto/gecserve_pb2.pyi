@@ -129,7 +129,7 @@ class CorrectResponse(_message.Message):
     def __init__(self, text: _Optional[str] = ..., edits: _Optional[_Iterable[_Union[Edit, _Mapping]]] = ..., results: _Optional[_Iterable[_Union[Correction, _Mapping]]] = ..., model: _Optional[_Union[ModelInfo, _Mapping]] = ..., backend: _Optional[str] = ..., timings_ms: _Optional[_Union[Timings, _Mapping]] = ..., arm: _Optional[str] = ..., experiment: _Optional[str] = ...) -> None: ...
 
 class GenerateRequest(_message.Message):
-    __slots__ = ("text", "num_return_sequences", "strategy", "num_beams", "temperature", "top_k", "top_p", "seed", "max_new_tokens", "model")
+    __slots__ = ("text", "num_return_sequences", "strategy", "num_beams", "temperature", "top_k", "top_p", "seed", "max_new_tokens", "model", "num_beam_groups", "diversity_penalty")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     NUM_RETURN_SEQUENCES_FIELD_NUMBER: _ClassVar[int]
     STRATEGY_FIELD_NUMBER: _ClassVar[int]
@@ -140,6 +140,8 @@ class GenerateRequest(_message.Message):
     SEED_FIELD_NUMBER: _ClassVar[int]
     MAX_NEW_TOKENS_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
+    NUM_BEAM_GROUPS_FIELD_NUMBER: _ClassVar[int]
+    DIVERSITY_PENALTY_FIELD_NUMBER: _ClassVar[int]
     text: str
     num_return_sequences: int
     strategy: str
@@ -150,7 +152,9 @@ class GenerateRequest(_message.Message):
     seed: int
     max_new_tokens: int
     model: str
-    def __init__(self, text: _Optional[str] = ..., num_return_sequences: _Optional[int] = ..., strategy: _Optional[str] = ..., num_beams: _Optional[int] = ..., temperature: _Optional[float] = ..., top_k: _Optional[int] = ..., top_p: _Optional[float] = ..., seed: _Optional[int] = ..., max_new_tokens: _Optional[int] = ..., model: _Optional[str] = ...) -> None: ...
+    num_beam_groups: int
+    diversity_penalty: float
+    def __init__(self, text: _Optional[str] = ..., num_return_sequences: _Optional[int] = ..., strategy: _Optional[str] = ..., num_beams: _Optional[int] = ..., temperature: _Optional[float] = ..., top_k: _Optional[int] = ..., top_p: _Optional[float] = ..., seed: _Optional[int] = ..., max_new_tokens: _Optional[int] = ..., model: _Optional[str] = ..., num_beam_groups: _Optional[int] = ..., diversity_penalty: _Optional[float] = ...) -> None: ...
 
 class GeneratedSequence(_message.Message):
     __slots__ = ("text", "score")

@@ -21,58 +21,85 @@ forced BOS counts, as in HF):
 
 The result's hypotheses are the best ``num_return_sequences`` finished ones, best first, scored
 as HF's ``sequences_scores``. ``num_beams=1`` reproduces greedy decoding (what HF runs then).
+
+``num_beam_groups > 1`` runs diverse beam search instead, a source's rows split into groups
+(``service.engine.decoding.diverse``); both are one source's steps to ``BeamDecoder``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
 from service.engine.decoding.continuous import ContinuousDecoder
+from service.engine.decoding.diverse import GroupSearch, check_group_params
+from service.engine.decoding.ranking import Finished, Rules, best, log_softmax
 from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis
 from service.engine.model import Seq2SeqModel, StopCheck
 
 
-@dataclass
-class _Finished:
-    score: float
-    tokens: list[int]
-    eos: bool  # ended at </s> (False: cut by the length limit)
+class Search(Protocol):
+    """One source's beam search, as ``BeamDecoder`` drives it a pass at a time."""
+
+    step: int  # tokens generated so far
+    done: bool
+    result: DecodeResult
+
+    def feeds(self, index: int) -> bool:
+        """Whether row ``index`` is decoded in the next pass (a row that is not idles)."""
+        ...
+
+    def advance(self, logits: np.ndarray) -> list[tuple[int, int]]:
+        """One step from the logits of every row of the source: each continuing row's (parent row, token), by row."""
+        ...
+
+    def finish(self, count: int) -> DecodeResult:
+        """The result once ``done``: the best ``count`` hypotheses."""
+        ...
 
 
 @dataclass
 class _Source:
+    rules: Rules
     limit: int
     beams: list[list[int]]  # running beams' content tokens, best first
     scores: np.ndarray  # their summed log-probabilities
-    finished: list[_Finished] = field(default_factory=list)  # best first, at most num_beams
+    finished: list[Finished] = field(default_factory=list)  # best first, at most num_beams
     step: int = 0  # tokens generated so far
     done: bool = False
     result: DecodeResult = field(default_factory=lambda: DecodeResult(tokens=[]))
 
+    def feeds(self, index: int) -> bool:
+        return index < len(self.scores)
+
+    def advance(self, logits: np.ndarray) -> list[tuple[int, int]]:
+        logp = log_softmax(logits[: len(self.scores)])
+        vocab = logp.shape[-1]
+        chosen = _advance(self, (logp + self.scores[:, None]).ravel(), vocab, self.step, self.rules)
+        return [(int(parent), int(token)) for parent, token in zip(chosen // vocab, chosen % vocab, strict=True)]
+
+    def finish(self, count: int) -> DecodeResult:
+        result = self.result
+        result.hypotheses = [Hypothesis(f.tokens, f.score) for f in self.finished[:count]]
+        result.tokens = list(self.finished[0].tokens)
+        result.finished = self.finished[0].eos
+        return result
+
 
 @dataclass
 class _Beam:
-    """One row of a source: its ``index``-th running beam (rows past the running beams idle)."""
+    """One row of a source: its ``index``-th beam (rows the search does not feed idle)."""
 
-    source: _Source
+    source: Search
     index: int
     feed: list[int]  # tokens for the next pass: the decoder prefix, then the beam's last token
 
     @property
     def result(self) -> DecodeResult:
         return self.source.result
-
-
-@dataclass(frozen=True)
-class _Rules:
-    num_beams: int
-    length_penalty: float
-    early_stopping: bool | str
-    eos: int
-    offset: int  # decoder prefix tokens that HF counts as generated (a forced BOS)
 
 
 def check_beam_params(params: DecodeParams) -> None:
@@ -86,30 +113,16 @@ def check_beam_params(params: DecodeParams) -> None:
         )
     if params.early_stopping not in (True, False, "never"):
         raise ValueError(f"early_stopping must be True, False or 'never', got {params.early_stopping!r}")
+    check_group_params(params)
 
 
-def log_softmax(logits: np.ndarray) -> np.ndarray:
-    """Log-probabilities over the last axis, in float64."""
-    x = logits.astype(np.float64)
-    x -= x.max(axis=-1, keepdims=True)
-    logp: np.ndarray = x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
-    return logp
-
-
-def _best(scores: np.ndarray, count: int) -> np.ndarray:
-    """Indices of the ``count`` highest scores, best first (ties: lower index first)."""
-    count = min(count, len(scores))
-    top = np.argpartition(-scores, count - 1)[:count]
-    return top[np.lexsort((top, -scores[top]))]
-
-
-def _add_finished(source: _Source, new: list[_Finished], keep: int) -> None:
+def _add_finished(source: _Source, new: list[Finished], keep: int) -> None:
     merged = source.finished + new
     order = sorted(range(len(merged)), key=lambda i: -merged[i].score)  # stable: older first on ties
     source.finished = [merged[i] for i in order[:keep]]
 
 
-def _is_done(source: _Source, rules: _Rules, step: int) -> bool:
+def _is_done(source: _Source, rules: Rules, step: int) -> bool:
     if step >= source.limit:
         return True
     if len(source.finished) < rules.num_beams:
@@ -124,15 +137,15 @@ def _is_done(source: _Source, rules: _Rules, step: int) -> bool:
     return not best_possible > source.finished[-1].score
 
 
-def _advance(source: _Source, candidates: np.ndarray, vocab: int, step: int, rules: _Rules) -> np.ndarray:
+def _advance(source: _Source, candidates: np.ndarray, vocab: int, step: int, rules: Rules) -> np.ndarray:
     """One step of one source; returns the chosen candidates (parent * vocab + token) to continue."""
     k = rules.num_beams
-    top = _best(candidates, 2 * k)
+    top = best(candidates, 2 * k)
     parents, tokens = top // vocab, top % vocab
     ends = (tokens == rules.eos) | (step >= source.limit)
     length = (step + rules.offset) ** rules.length_penalty
     new = [
-        _Finished(
+        Finished(
             float(candidates[top[j]]) / length,
             source.beams[parents[j]] + ([] if tokens[j] == rules.eos else [int(tokens[j])]),
             bool(tokens[j] == rules.eos),
@@ -148,22 +161,15 @@ def _advance(source: _Source, candidates: np.ndarray, vocab: int, step: int, rul
     return chosen
 
 
-def _finish(source: _Source, count: int) -> DecodeResult:
-    result = source.result
-    result.hypotheses = [Hypothesis(f.tokens, f.score) for f in source.finished[:count]]
-    result.tokens = list(source.finished[0].tokens)
-    result.finished = source.finished[0].eos
-    return result
-
-
 class BeamDecoder(ContinuousDecoder[_Beam]):
-    """Each pass extends every source's running beams by one token and keeps the best ``k``."""
+    """Each pass extends every source's running beams by one token and keeps the best ``k`` (per group, with
+    ``num_beam_groups > 1``)."""
 
     def __init__(self, model: Seq2SeqModel, params: DecodeParams, stop: StopCheck | None = None) -> None:
         check_beam_params(params)
         super().__init__(model, params, stop)
         m = self.manifest
-        self.rules = _Rules(
+        self.rules = Rules(
             num_beams=params.num_beams,
             length_penalty=params.length_penalty,
             early_stopping=True if params.num_beams == 1 else params.early_stopping,
@@ -172,7 +178,12 @@ class BeamDecoder(ContinuousDecoder[_Beam]):
         )
 
     def new_rows(self, source: Sequence[int], keep_bias: float) -> list[_Beam]:
-        state = _Source(limit=self.limit(source), beams=[[]], scores=np.zeros(1))
+        limit = self.limit(source)
+        state: Search
+        if self.params.num_beam_groups > 1:
+            state = GroupSearch(self.rules, limit, self.params, self.manifest.pad_token_id)
+        else:
+            state = _Source(self.rules, limit, beams=[[]], scores=np.zeros(1))
         prefix = list(self.manifest.decoder_prefix_ids)
         return [_Beam(state, index, prefix) for index in range(self.params.num_beams)]
 
@@ -183,28 +194,25 @@ class BeamDecoder(ContinuousDecoder[_Beam]):
         sources: dict[int, list[int]] = {}  # id(source) -> its slots, by beam index
         for slot, row in busy:
             sources.setdefault(id(row.source), []).append(slot)
-        last = self.last_logits([(slot, row.feed) for slot, row in busy if row.index < len(row.source.scores)])
+        last = self.last_logits([(slot, row.feed) for slot, row in busy if row.source.feeds(row.index)])
         parents = np.arange(len(self.rows))
         done: list[int] = []
         for slots in sources.values():
             first = self.rows[slots[0]]
             assert first is not None
             source = first.source
-            logp = log_softmax(last[slots[: len(source.scores)]])
             source.step += 1
             source.result.passes += 1
             source.result.accepted.append(1)
-            candidates = (logp + source.scores[:, None]).ravel()
-            chosen = _advance(source, candidates, logp.shape[-1], source.step, self.rules)
+            moves = source.advance(last[slots])
             if source.done:
-                _finish(source, self.params.num_return_sequences)
+                source.finish(self.params.num_return_sequences)
                 done.extend(slots)
                 continue
-            vocab = logp.shape[-1]
-            for slot, parent, token in zip(slots, chosen // vocab, chosen % vocab, strict=False):
+            for slot, (parent, token) in zip(slots, moves, strict=False):
                 parents[slot] = slots[parent]
                 beam = self.rows[slot]
                 assert beam is not None
-                beam.feed = [int(token)]
+                beam.feed = [token]
         self.state.inherit(parents)
         return done

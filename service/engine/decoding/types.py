@@ -25,6 +25,10 @@ class DecodeParams:
     num_return_sequences: int = 1
     length_penalty: float = 1.0
     early_stopping: bool | str = False  # True, False or "never" (as in transformers)
+    # diverse beam search (``decoding.diverse``): the beams split into this many groups, each group's candidates
+    # penalised by diversity_penalty per beam of an earlier group that chose the same token at the same step
+    num_beam_groups: int = 1
+    diversity_penalty: float = 0.0
     # sampling
     temperature: float = 1.0
     top_k: int = 0
