@@ -1,6 +1,6 @@
 """Fit the confidence of a model's edits (``service.text.confidence``) on held-in data, and ship the fit with the model.
 
-    python -m models.gec.calibrate --model models/gec-default --data ../shared/data [--learner 6000 --clean 6000]
+    python -m models.gec.calibrate --model models/gec-default --data ../shared/data [--learner 32000 --clean 64000]
 
 Held-in data, never the dev sets: learner sentence pairs of the training sets (``train/*.detok.src``/``.tgt``;
 an edit is right when the reference has the same edit) and clean edited English of the monolingual sources
@@ -8,9 +8,13 @@ an edit is right when the reference has the same edit) and clean edited English 
 fit sees the writers the service is for: learners, and people whose text is already right. Every sentence is
 corrected by the served batch path (``service.engine.offline.correct_texts``, nothing held back), each edit's
 evidence is read as the service reads it, and a logistic regression (L2-regularised, Newton's method) fits the
-probability that an edit is right. The fit is written beside the model (``confidence.json``) and named in its
-manifest (``confidence``, with its SHA-256); the reliability table (edits binned by confidence: how many, and the
-share right) is printed and kept in the fit.
+probability that an edit is right, in two steps: the weights are fitted with each clean sentence's edits counted
+``--clean-weight`` times (4: a wrong edit of a clean sentence is what the fit must learn to tell, and clean sentences
+have few edits to learn it from), then the score they give is rescaled (one slope and one offset, Platt's method) on
+the held-in data with learners' and clean sentences weighing alike, so that the number stays calibrated there.
+The fit is written beside the model (``confidence.json``) and named in its manifest (``confidence``, with its
+SHA-256); the reliability table (edits binned by confidence: how many, and the share right) is printed and kept in
+the fit.
 
     python -m models.gec.calibrate --device --model models/gec-default --data ../shared/data
 
@@ -55,6 +59,7 @@ DEVICE_BATCH = 64
 LEARNER_SETS = ("fce", "wi_locness", "nucle", "lang8")
 CLEAN_SOURCES = ("wikipedia", "reuters21578", "brown", "openstax_ccby", "peps", "rustbook", "novels100", "scitldr")
 L2 = 1.0  # the regularisation of the weights (not the bias), in units of one edit's log-likelihood
+CLEAN_WEIGHT = 4.0  # how many times a clean sentence's edit counts in the fit of the weights (not in the rescaling)
 
 
 def learner_pairs(data: Path, count: int, rng: random.Random) -> list[tuple[str, str]]:
@@ -122,21 +127,36 @@ def device_rows(
                     yield found.row, int(is_right(edit, wanted))
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, iterations: int = 50) -> np.ndarray:
+def fit_logistic(
+    x: np.ndarray, y: np.ndarray, l2: float = L2, iterations: int = 50, counts: np.ndarray | None = None
+) -> np.ndarray:
     """Weights of an L2-regularised logistic regression (the first column, the bias, unregularised), by Newton's
-    method."""
+    method; ``counts``: how many times each row counts (1 each by default)."""
+    counts = np.ones(len(y)) if counts is None else counts
     weights = np.zeros(x.shape[1])
     penalty = np.full(x.shape[1], l2)
     penalty[0] = 0.0
     for _ in range(iterations):
         p = 1.0 / (1.0 + np.exp(-np.clip(x @ weights, -30, 30)))
-        gradient = x.T @ (p - y) + penalty * weights
-        hessian = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty) + 1e-9 * np.eye(x.shape[1])
+        gradient = x.T @ (counts * (p - y)) + penalty * weights
+        hessian = (x * (counts * p * (1 - p))[:, None]).T @ x + np.diag(penalty) + 1e-9 * np.eye(x.shape[1])
         step = np.linalg.solve(hessian, gradient)
         weights -= step
         if np.abs(step).max() < 1e-7:
             break
     return weights
+
+
+def fit_weighted(x: np.ndarray, y: np.ndarray, clean: np.ndarray, clean_weight: float, balance: float) -> np.ndarray:
+    """Weights fitted with the ``clean`` rows counted ``clean_weight`` times, their score then rescaled (Platt) with
+    the clean rows counted ``balance`` times (learners' and clean sentences weighing alike): the weights of one
+    logistic regression whose ranking is the first fit's and whose probabilities are the second's."""
+    weights = fit_logistic(x, y, counts=np.where(clean, clean_weight, 1.0))
+    score = np.column_stack([np.ones(len(y)), x @ weights])
+    offset, slope = fit_logistic(score, y, l2=0.0, counts=np.where(clean, balance, 1.0))
+    rescaled = weights * slope
+    rescaled[0] += offset
+    return rescaled
 
 
 def ship(model_dir: Path, fit: dict[str, object], name: str = FIT_FILE, key: str = "confidence") -> None:
@@ -155,12 +175,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, required=True)
     parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--learner", type=int, default=6000, help="learner sentence pairs")
-    parser.add_argument("--clean", type=int, default=6000, help="clean sentences")
+    parser.add_argument("--learner", type=int, default=32000, help="learner sentence pairs")
+    parser.add_argument("--clean", type=int, default=64000, help="clean sentences")
     parser.add_argument("--seed", type=int, default=41)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--keep-bias", type=float, default=None, help="the keep bias (default: the model's)")
     parser.add_argument("--device", action="store_true", help="fit the device engine's confidence")
+    parser.add_argument(
+        "--clean-weight", type=float, default=CLEAN_WEIGHT, help="a clean edit's count in the fit of the weights"
+    )
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     pairs = learner_pairs(args.data, args.learner, rng)
@@ -169,12 +192,12 @@ def main(argv: list[str] | None = None) -> int:
     references = [t for _, t in pairs] + clean
     print(f"calibrate: {len(pairs)} learner pairs, {len(clean)} clean sentences", file=sys.stderr)
     engine = Engine(args.model, options=RuntimeOptions(intra_op_threads=args.threads))
-    trained_on = {"learner_pairs": len(pairs), "clean_sentences": len(clean), "seed": args.seed}
+    trained_on: dict[str, float] = {"learner_pairs": len(pairs), "clean_sentences": len(clean), "seed": args.seed}
     if args.device:
         keep_bias = level_keep_bias(engine.manifest, "default") if args.keep_bias is None else args.keep_bias
-        rows = list(device_rows(engine, sources, references, keep_bias, args.model))
+        rows = [(row, label, False) for row, label in device_rows(engine, sources, references, keep_bias, args.model)]
         fitted = device_confidence.FEATURES, DEVICE_FIT_FILE, "device_confidence"
-        return _fit_and_ship(args.model, rows, *fitted, **trained_on)
+        return _fit_and_ship(args.model, rows, *fitted, None, **trained_on)
     corrected = correct_texts(
         engine,
         sources,
@@ -185,23 +208,32 @@ def main(argv: list[str] | None = None) -> int:
         confidence=UNCALIBRATED,
         min_confidence=0.0,
     )
-    rows = list(labelled_rows(corrected, references, sources))
-    return _fit_and_ship(args.model, rows, FEATURES, FIT_FILE, "confidence", **trained_on)
+    rows = [
+        (row, label, clean)
+        for clean, part in ((False, slice(0, len(pairs))), (True, slice(len(pairs), None)))
+        for row, label in labelled_rows(corrected[part], references[part], sources[part])
+    ]
+    balance = len(pairs) / max(1, len(clean))
+    trained_on["clean_weight"] = args.clean_weight
+    return _fit_and_ship(args.model, rows, FEATURES, FIT_FILE, "confidence", (args.clean_weight, balance), **trained_on)
 
 
 def _fit_and_ship(
     model: Path,
-    rows: Sequence[tuple[Sequence[float], int]],
+    rows: Sequence[tuple[Sequence[float], int, bool]],
     names: Sequence[str],
     name: str,
     key: str,
-    **trained_on: int,
+    weighing: tuple[float, float] | None,
+    **trained_on: float,
 ) -> int:
-    """Fit the rows, print the reliability table and the weights, and ship the fit as ``name`` (manifest ``key``)
-    with what it was ``trained_on``."""
-    x = np.array([r for r, _ in rows], dtype=np.float64)
-    y = np.array([label for _, label in rows], dtype=np.float64)
-    weights = fit_logistic(x, y)
+    """Fit the rows (feature row, right, from a clean sentence), print the reliability table and the weights, and
+    ship the fit as ``name`` (manifest ``key``) with what it was ``trained_on``; ``weighing``: the clean rows' count
+    in the fit and in the rescaling (``fit_weighted``), None: one fit, every row counted once."""
+    x = np.array([r for r, _, _ in rows], dtype=np.float64)
+    y = np.array([label for _, label, _ in rows], dtype=np.float64)
+    clean = np.array([c for _, _, c in rows], dtype=bool)
+    weights = fit_logistic(x, y) if weighing is None else fit_weighted(x, y, clean, *weighing)
     probabilities = 1.0 / (1.0 + np.exp(-np.clip(x @ weights, -30, 30)))
     curve = reliability(zip(probabilities.tolist(), (y == 1).tolist(), strict=True))
     print(table(curve, ["low", "high", "edits", "right", "share_right", "mean_confidence"]))

@@ -9,9 +9,11 @@ The evidence (``features``, one row an edit):
   is decoded again). An edit the model did not make (the language model review's proposal) has none;
 - the language model's score change: how much more likely (log10, ``service.text.ngrams``) the corrected sentence is
   with the edit than without it;
-- the spelling stage's evidence for its edits: how far the typed word is from the replacement, how likely learners
-  make that misspelling of it (the letter edits of ``letter_edits``), how common the typed word is
-  (``service.text.vocabulary``);
+- for a spelling edit (the spelling stage's, or the model's replacing a word by one close in spelling): how far the
+  typed word is from the replacement, how likely learners make that misspelling of it (the letter edits of
+  ``letter_edits``), how common the typed word is (``service.text.vocabulary``), and whether the stage made it;
+- how fluent the sentence is as written: its tokens' mean and lowest probability under the language model (a
+  learner's sentence reads less likely than an edited one of the same words' frequency);
 - how many of the sentence's words are rare: learners write with a small vocabulary, and a sentence rich in rare
   words (technical, legal, scientific prose) is seldom a learner's;
 - the edit's lexical class (``service.text.policy``) and, for an edit of real words, how common the words it
@@ -37,7 +39,7 @@ import numpy as np
 
 from service.text.classify import osa_distance
 from service.text.edits import Edit, apply_edits, extract_edits
-from service.text.ngrams import NgramModel
+from service.text.ngrams import NgramModel, tokens_of
 from service.text.policy import LEXICAL_CLASSES, lexical_class
 from service.text.vocabulary import zipf
 
@@ -51,11 +53,12 @@ FEATURES = (
     "model_logprob",  # the lowest log-probability of the model's tokens at the edit (0 where not the model's)
     "not_model",  # 1: the edit is the review's proposal, not the model's
     "lm_delta",  # the language model's log10 score change made by the edit
-    "spelled_typed_zipf",  # the spelling stage's edits: how common the typed word is (0: not a listed word)
-    "spelled_distance",  # the spelling stage's edits: letters changed
-    "spelled_channel",  # the spelling stage's edits: log P(typed | meant) of learners' letter edits (``letter_edits``)
-    "spelled_capital",  # the spelling stage's edits: of a capitalised word
-    "spelled_first_letter",  # the spelling stage's edits: the first letter changed ("dtype": "type")
+    "spelling_typed_zipf",  # a spelling edit: how common the typed word is (0: not a listed word)
+    "spelling_distance",  # a spelling edit: letters changed
+    "spelling_channel",  # a spelling edit: log P(typed | meant) of learners' letter edits (``letter_edits``)
+    "spelling_capital",  # a spelling edit: of a capitalised word
+    "spelling_first_letter",  # a spelling edit: the first letter changed ("dtype": "type")
+    "spelled",  # 1: the spelling stage made the edit (a spelling edit the model made has 0)
     "rare_share",  # the share of the sentence's words that are rare or unknown (zipf under ``RARE_ZIPF``)
     "unknown_share",  # the share of the sentence's words no English word list has (learners' misspellings)
     "mean_zipf",  # how common the sentence's words are, on average
@@ -63,6 +66,8 @@ FEATURES = (
     "capital_share",  # the share of the sentence's words after the first that are capitalised (names)
     "log_edits",  # log of the number of edits the sentence has (learners' sentences have several)
     "known_zipf",  # the lowest frequency of the real words the edit changes (0: none, or no known word)
+    "source_lm_mean",  # how fluent the sentence is as written: its tokens' mean log10 probability (language model)
+    "source_lm_min",  # and its least likely token's (0, 0: no language model)
     *(f"class_{name}" for name in LEXICAL_CLASSES[1:]),  # the first class is the baseline
 )
 
@@ -142,8 +147,9 @@ class EditEvidence:
     spelled: bool
     lexical: str  # ``policy.lexical_class``
     sentence: SentenceEvidence  # of the sentence the edit is in
-    channel: float  # the spelling stage's edits: log P(typed | meant) (0 otherwise, or without a channel)
+    channel: float  # a spelling edit's log P(typed | meant) (0 for other edits, or without a channel)
     half_move: bool = False  # it deletes words the model moved elsewhere, where the review took the move back
+    fluency: tuple[float, float] = (0.0, 0.0)  # the sentence's tokens' mean and lowest log10 probability (``lm``)
 
 
 def unit_evidence(
@@ -165,6 +171,7 @@ def unit_evidence(
     moved = _moved_words(model_edits, edits)
     deltas = _lm_deltas(source, final, edits, lm)
     sentence = SentenceEvidence.of(source, len(edits))
+    fluency = _fluency(source, lm) if edits else (0.0, 0.0)
     found = []
     for edit, code, spell, delta in zip(edits, codes, spelled, deltas, strict=True):
         position = model_positions.get((edit.start, edit.end, edit.replacement))
@@ -173,10 +180,10 @@ def unit_evidence(
             logprob = scores.lowest(position, position + len(edit.replacement))
         lexical = lexical_class(code, edit.original, edit.replacement, spell)
         typed = 0.0
-        if spell and channel is not None:
+        if lexical == "spelling" and channel is not None:
             typed = max(CHANNEL_FLOOR, channel(edit.original.lower(), edit.replacement.lower().replace(" ", "")))
         half_move = bool(moved.intersection(edit.original.lower().split())) and not edit.replacement.strip()
-        found.append(EditEvidence(logprob, delta, spell, lexical, sentence, typed, half_move))
+        found.append(EditEvidence(logprob, delta, spell, lexical, sentence, typed, half_move, fluency))
     return found
 
 
@@ -201,6 +208,14 @@ def _model_positions(model_edits: Sequence[Edit]) -> dict[tuple[int, int, str], 
     return positions
 
 
+def _fluency(source: str, lm: NgramModel | None) -> tuple[float, float]:
+    """The mean and the lowest log10 probability of ``source``'s tokens under ``lm`` ((0, 0) without one)."""
+    if lm is None:
+        return (0.0, 0.0)
+    scores = lm.token_scores(tokens_of(source))
+    return (float(scores.mean()), float(scores.min())) if len(scores) else (0.0, 0.0)
+
+
 def _lm_deltas(source: str, final: str, edits: Sequence[Edit], lm: NgramModel | None) -> list[float]:
     """Each edit's log10 score change: the sentence with every edit against it with all but that one."""
     if lm is None or not edits:
@@ -212,14 +227,15 @@ def _lm_deltas(source: str, final: str, edits: Sequence[Edit], lm: NgramModel | 
 
 def features(edit: Edit, evidence: EditEvidence) -> list[float]:
     """The feature row (``FEATURES``) of ``edit``."""
-    typed = zipf(edit.original) if evidence.spelled else 0.0
-    distance = osa_distance(edit.original.lower(), edit.replacement.lower()) if evidence.spelled else 0
+    spelling = evidence.lexical == "spelling"
+    typed = zipf(edit.original) if spelling else 0.0
+    distance = osa_distance(edit.original.lower(), edit.replacement.lower()) if spelling else 0
     words = [word for word in edit.original.split() if word.isalpha()]
     frequencies = [zipf(word) for word in words]
     known = min(frequencies) if words and not evidence.spelled and min(frequencies) > 0 else 0.0
     classes = [1.0 if evidence.lexical == name else 0.0 for name in LEXICAL_CLASSES[1:]]
     logprob = evidence.model_logprob
-    capital = evidence.spelled and edit.original[:1].isupper()
+    capital = spelling and edit.original[:1].isupper()
     return [
         1.0,
         logprob if logprob is not None else 0.0,
@@ -229,7 +245,8 @@ def features(edit: Edit, evidence: EditEvidence) -> list[float]:
         float(distance),
         evidence.channel,
         1.0 if capital else 0.0,
-        1.0 if evidence.spelled and edit.original[:1].lower() != edit.replacement[:1].lower() else 0.0,
+        1.0 if spelling and edit.original[:1].lower() != edit.replacement[:1].lower() else 0.0,
+        1.0 if evidence.spelled else 0.0,
         evidence.sentence.rare_share,
         evidence.sentence.unknown_share,
         evidence.sentence.mean_zipf,
@@ -237,6 +254,7 @@ def features(edit: Edit, evidence: EditEvidence) -> list[float]:
         evidence.sentence.capital_share,
         evidence.sentence.log_edits,
         known,
+        *evidence.fluency,
         *classes,
     ]
 

@@ -45,7 +45,7 @@ from service.text.vocabulary import zipf
 
 DIALECT_CODE = "R:SPELL:DIALECT"  # the ERRANT-style code of a variant suggestion
 SURE = 0.9  # the confidence of a suggestion whose original the dialect does not write
-UNSURE = 0.18  # of one it also writes (another sense, or both standard): over picky's threshold only
+UNSURE = 0.25  # of one it also writes (another sense, or both standard): over picky's threshold only
 RARER = 1.0  # a replacement more than this many zipf (log10) rarer than the word it replaces is never suggested
 
 AMERICAN, BRITISH = "American", "British"

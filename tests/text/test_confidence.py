@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from models.gec.language_model import count_ngrams
 from service.text.confidence import (
     FEATURES,
     UNCALIBRATED,
@@ -132,3 +133,36 @@ def test_half_a_move_is_held_back_whatever_its_evidence() -> None:
     assert ConfidenceModel((5.0,) + (0.0,) * (len(FEATURES) - 1)).confidence(edits[0], evidence) == 0.0
     (whole,) = unit_evidence(source, final, edits, ["U:NOUN"], [False], _scores(final, [-0.01] * 4), None)
     assert not whole.half_move  # a deletion the model made as such
+
+
+def test_a_spelling_edit_has_the_spelling_evidence_whether_the_stage_or_the_model_made_it() -> None:
+    source = "I recieved the pakage today."
+    final = "I received the package today."
+    edits = extract_edits(source, final)
+    letters_changed = {("recieved", "received"): -2.0, ("pakage", "package"): -4.0}
+    evidence = unit_evidence(
+        source, final, edits, ["R:SPELL", "R:SPELL"], [True, False], None, None, lambda t, m: letters_changed[(t, m)]
+    )
+    assert [e.channel for e in evidence] == [-2.0, -4.0]  # the model's "pakage" too, not only the stage's
+    rows = [dict(zip(FEATURES, features(edit, e), strict=True)) for edit, e in zip(edits, evidence, strict=True)]
+    assert [row["spelled"] for row in rows] == [1.0, 0.0]
+    assert [row["spelling_distance"] for row in rows] == [1.0, 1.0]
+    assert [row["spelling_channel"] for row in rows] == [-2.0, -4.0]
+    (article,) = unit_evidence("I saw cat.", "I saw a cat.", extract_edits("I saw cat.", "I saw a cat."), ["M:DET"],
+                               [False], None, None, lambda t, m: -1.0)  # fmt: skip
+    assert article.channel == 0.0  # not a spelling edit
+
+
+def test_the_fluency_of_a_sentence_as_written_is_read_from_the_language_model() -> None:
+    corpus = ["She went to the market on Monday.", "He went to the park on Friday."] * 20
+    lm = count_ngrams(corpus, order=3, min_count=2)
+    seen = "She went to the market on Friday."
+    garbled = "She market the went on to Friday."
+    fluent, jumbled = (
+        unit_evidence(text, text + "!", extract_edits(text, text + "!"), ["M:PUNCT"], [False], None, lm)[0].fluency
+        for text in (seen, garbled)
+    )
+    assert fluent[0] > jumbled[0] and fluent[1] >= jumbled[1]
+    assert all(value <= 0.0 for value in (*fluent, *jumbled))  # log10 probabilities
+    (alone,) = unit_evidence(seen, seen + "!", extract_edits(seen, seen + "!"), ["M:PUNCT"], [False], None, None)
+    assert alone.fluency == (0.0, 0.0)  # no language model
