@@ -21,6 +21,7 @@ from service.api.responses import TextJSONResponse, documented_errors
 from service.engine.manifest import ModelFolderError
 from service.experiments.manager import ExperimentManager
 from service.pipeline.errors import RequestError
+from service.pipeline.served import ServedModel
 from service.repository.repository import ModelInUseError, ModelLimitError, ModelRepository, UnknownModelError
 from service.repository.sources import ModelSource
 
@@ -37,7 +38,9 @@ class ModelLimitRequestError(RequestError):
     status, reason = 409, "model_limit"
 
 
-def models_router(models: ModelRepository, experiments: ExperimentManager, admin: SecretStr | None) -> APIRouter:
+def models_router(
+    models: ModelRepository[ServedModel], experiments: ExperimentManager, admin: SecretStr | None
+) -> APIRouter:
     router = APIRouter(
         prefix="/v1/models", tags=["models"], default_response_class=TextJSONResponse, route_class=JSONBodyRoute
     )
