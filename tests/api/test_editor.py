@@ -142,13 +142,15 @@ def test_dismiss_hides_the_underline_and_sends_feedback(editor: Page) -> None:
 
 
 def test_the_client_answers_in_utf16_offsets(editor: Page, server: RunningServer) -> None:
+    """Every edit the test model makes (none held back: the offsets, not the threshold, are under test)."""
     prefixes = ["😀😀 ", "👍🏽 日本語 ", "👩\u200d👩\u200d👧 ", "🇬🇧 ", "e\u0301 cafe\u0301 ", ""]
     texts = [prefix + SENTENCE for prefix in prefixes]
     answers = editor.evaluate(
         """async (texts) => {
           const engines = await window.gecserve.ready;
           const answers = [];
-          for (const text of texts) answers.push(await window.gecserve.correct(text, {engine: "server"}));
+          const options = {engine: "server", minConfidence: 0};
+          for (const text of texts) answers.push(await window.gecserve.correct(text, options));
           return {engines, answers, slices: answers.map((a, i) => a.edits.map(
             (e) => texts[i].slice(e.offset, e.offset + e.length)))};
         }""",
@@ -159,7 +161,7 @@ def test_the_client_answers_in_utf16_offsets(editor: Page, server: RunningServer
         assert answer["engine"] == "server" and answer["edits"]
         assert slices == [edit["original"] for edit in answer["edits"]]  # the offsets index the JavaScript string
         # the same edits as the service answers in code points, counted again in UTF-16 here
-        codepoints = post(server, "/v1/correct", {"text": text}).json()["edits"]
+        codepoints = post(server, "/v1/correct", {"text": text, "options": {"min_confidence": 0}}).json()["edits"]
         assert [(e["offset"], e["length"]) for e in answer["edits"]] == [
             (utf16(text[: e["offset"]]), utf16(text[e["offset"] : e["offset"] + e["length"]])) for e in codepoints
         ]
