@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from redis.exceptions import RedisError
 
+from service.error_reasons import ErrorReason
 from service.pipeline.errors import RequestError
 from service.redis_pool import redis_client
 
@@ -60,7 +61,7 @@ return {taken, tostring(wait)}
 
 
 class RateLimitedError(RequestError):
-    status, reason = 429, "rate_limited"
+    reason = ErrorReason.RATE_LIMITED
 
 
 @dataclass(frozen=True)
