@@ -1,26 +1,22 @@
-"""Service configuration from ``GECSERVE_*`` environment variables (pydantic-settings).
+"""Service configuration from ``GECSERVE_*`` environment variables (pydantic-settings): data, at the bottom of the
+layers (``tests/test_layers.py``), importing no other part of the service.
 
-Every field is documented here and listed in docs/configuration.md's table. Settings that cannot
-work are a ``SettingError``: a value that does not validate (``load_settings``), a model folder that is
-not one (``check_model``), a port that cannot be listened on (``listen``). Its message is one line
-naming each setting as it was given (its command-line flag, else its environment variable) and what is
-wrong with it, which the commands print before exiting with status 2.
+Every field is documented here and listed in docs/configuration.md's table. A value that cannot work is a
+``SettingError``, whose message is one line naming each setting as it was given (``setting_name``: its
+command-line flag, else its environment variable) and what is wrong with it, which the commands print before
+exiting with status 2. The checks that need more than a value's own form (a name against the engine's or the arms'
+table, a model folder, a port to listen on) are the start-up's: ``service.startup``.
 """
 
 from __future__ import annotations
 
-import errno
-import json
 import logging
-import socket
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from service.experiments.arms import BACKENDS
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "gec-default"
 CPU_BATCH_SIZE = 8  # measured: docs/benchmarks.md, Batch sizes
@@ -170,16 +166,6 @@ class Settings(BaseSettings):
     )
     log_level: str = Field("INFO", description="log level")
 
-    @field_validator("continuous_batching")
-    @classmethod
-    def _continuous_strategies(cls, value: str) -> str:
-        from service.engine.engine import STRATEGIES  # the engine's table (imported here: ONNX Runtime)
-
-        unknown = sorted(set(strategies(value)) - set(STRATEGIES))
-        if unknown:
-            raise ValueError(f"{', '.join(unknown)}: not a strategy; known: {', '.join(STRATEGIES)}")
-        return value
-
     def batch_size(self, on_gpu: bool) -> int:
         """``max_batch_size``, or the device's: on a CPU a pass costs its token positions and a batch
         of mixed lengths pays for its padding, so 8 served more than 16 or 32 (docs/benchmarks.md, Batch sizes)."""
@@ -188,13 +174,6 @@ class Settings(BaseSettings):
     @property
     def continuous_strategies(self) -> frozenset[str]:
         return frozenset(strategies(self.continuous_batching))
-
-    @field_validator("default_backend")
-    @classmethod
-    def _known_backend(cls, name: str) -> str:
-        if name not in BACKENDS:
-            raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
-        return name
 
     @field_validator("log_level")
     @classmethod
@@ -218,9 +197,6 @@ def strategies(value: str) -> list[str]:
     return [name.strip() for name in value.split(",") if name.strip()]
 
 
-SECRET_FIELDS = frozenset({"admin_key", "api_keys"})  # their values are never repeated in a message
-
-
 def setting_name(field: str, flags: Mapping[str, str]) -> str:
     """How a setting was given: its command-line flag when ``flags`` (field -> flag, the flags given) has it,
     else its environment variable."""
@@ -229,69 +205,3 @@ def setting_name(field: str, flags: Mapping[str, str]) -> str:
 
 class SettingError(Exception):
     """Settings that cannot work; the message is one line, each setting's name and its problem."""
-
-
-def load_settings(given: Mapping[str, Any], flags: Mapping[str, str] | None = None) -> Settings:
-    """The settings: the environment's, with the ``given`` values (of command-line flags, by field) over them.
-    ``SettingError`` names every one that does not validate, by its flag (``flags``) or environment variable."""
-    flags = flags or {}
-    try:
-        return Settings(**given)
-    except ValidationError as error:
-        problems = []
-        for item in error.errors():
-            field = str(item["loc"][0]) if item["loc"] else ""
-            message = item["msg"].removeprefix("Value error, ")
-            value = "" if field in SECRET_FIELDS else f"={json.dumps(item['input'], default=str)}"
-            problems.append(f"{setting_name(field, flags)}{value}: {message}")
-        raise SettingError("; ".join(problems)) from error
-
-
-def check_model(
-    settings: Settings, flags: Mapping[str, str] | None = None, decodes: bool = True, preprocesses: bool = True
-) -> None:
-    """``SettingError`` unless every model the settings serve (``model_path``, and each of ``models``) is a model
-    folder whose manifest reads, ``model_variant`` (when set) is one of its variants, and the files it names are
-    there: the tokenizer, the variant's graphs where this process ``decodes``, the spelling stage's and the
-    language model's where it ``preprocesses`` with them on."""
-    from service.engine.manifest import ModelFolderError, check_model_folder  # the engine's reading of a folder
-    from service.repository.sources import model_sources
-
-    flags = flags or {}
-    try:
-        sources = model_sources(settings)
-    except ValueError as error:
-        raise SettingError(f"{setting_name('models', flags)}: {error}") from error
-    for source in sources:
-        where = setting_name("model_path" if source.path == settings.model_path else "models", flags)
-        try:
-            check_model_folder(
-                source.path,
-                settings.model_variant,
-                decodes=decodes,
-                spelling=preprocesses and settings.spelling,
-                review=preprocesses and settings.lm_review,
-            )
-        except ModelFolderError as error:
-            name = setting_name("model_variant", flags) if error.variant and settings.model_variant else where
-            raise SettingError(f"{name}: {error}") from error
-
-
-def listen(host: str, port: int, field: str, flags: Mapping[str, str] | None = None) -> socket.socket:
-    """A socket listening on ``host:port``, the port of the setting ``field``; ``SettingError`` naming the
-    host or the port (by its flag in ``flags``, else its environment variable) when it cannot."""
-    flags = flags or {}
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    except socket.gaierror as error:
-        raise SettingError(f"{setting_name('host', flags)}: {host}: {error.strerror}") from error
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn and gRPC bind
-        sock.bind(address)
-        sock.listen()
-    except OSError as error:
-        sock.close()
-        name = setting_name("host" if error.errno == errno.EADDRNOTAVAIL else field, flags)
-        raise SettingError(f"{name}: cannot listen on {host}:{port}: {error.strerror}") from error
-    return sock

@@ -48,11 +48,11 @@ from service.pipeline.dispatch import SentenceDispatcher
 from service.pipeline.pipeline import Pipeline
 from service.pipeline.preprocess import Preprocessor
 from service.pipeline.queues import GENERATE_QUEUE, DecodingQueues, LocalQueues
+from service.pipeline.served import ServedModel
 from service.pipeline.shadow import ShadowComparer
 from service.pipeline.stream_queues import StreamQueues
 from service.redis_pool import redis_client
 from service.repository.repository import ModelRepository
-from service.repository.served import ServedModel
 from service.repository.sources import ModelSource, model_sources
 from service.text.categories import categorize
 

@@ -30,11 +30,12 @@ from pathlib import Path
 import redis.asyncio as aioredis
 from prometheus_client import start_http_server
 
-from service.config import SettingError, Settings, check_model, listen, load_settings, setting_name
+from service.config import SettingError, Settings, setting_name
 from service.engine.allocator import configure_malloc
 from service.observability.logging import configure_logging
 from service.observability.metrics import Metrics
 from service.repository.sources import parse_models
+from service.startup import check_model, listen, load_settings
 from service.wiring import load_engines, release_while_idle, worker_consumer
 
 __all__ = ["main", "work"]

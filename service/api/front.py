@@ -16,6 +16,7 @@ from string import Template
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 
+from service.pipeline.served import ServedModel
 from service.repository.repository import ModelRepository
 
 __all__ = ["PAGES", "mount_front", "page_urls"]
@@ -47,7 +48,7 @@ def _licence(text: str) -> str:
     return f"<strong>{html.escape(first)}.</strong> <details><summary>the terms</summary>{html.escape(rest)}</details>"
 
 
-def render(models: ModelRepository, base_url: str) -> str:
+def render(models: ModelRepository[ServedModel], base_url: str) -> str:
     """The front page, naming the default model as it is now, its example addressed to ``base_url``."""
     model = models.default
     if model is None:
@@ -68,7 +69,7 @@ def render(models: ModelRepository, base_url: str) -> str:
     return TEMPLATE.substitute(links=links, model=served, base_url=html.escape(base_url.rstrip("/")))
 
 
-def mount_front(app: FastAPI, models: ModelRepository) -> None:
+def mount_front(app: FastAPI, models: ModelRepository[ServedModel]) -> None:
     """``GET /``, the front page of the models in ``models``."""
 
     @app.get("/", include_in_schema=False)

@@ -22,6 +22,7 @@ from service.engine.manifest import ModelFolderError
 from service.error_reasons import ErrorReason
 from service.experiments.manager import ExperimentManager
 from service.pipeline.errors import RequestError
+from service.pipeline.served import ServedModel
 from service.repository.repository import ModelInUseError, ModelLimitError, ModelRepository, UnknownModelError
 from service.repository.sources import ModelSource
 
@@ -38,7 +39,9 @@ class ModelLimitRequestError(RequestError):
     reason = ErrorReason.MODEL_LIMIT
 
 
-def models_router(models: ModelRepository, experiments: ExperimentManager, admin: SecretStr | None) -> APIRouter:
+def models_router(
+    models: ModelRepository[ServedModel], experiments: ExperimentManager, admin: SecretStr | None
+) -> APIRouter:
     router = APIRouter(
         prefix="/v1/models", tags=["models"], default_response_class=TextJSONResponse, route_class=JSONBodyRoute
     )

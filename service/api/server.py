@@ -41,12 +41,13 @@ from service.api.auth import KeyFileError, load_keys
 from service.api.front import page_urls
 from service.api.grpc_service import SERVICE_NAME, create_grpc_server
 from service.api.http import create_app
-from service.config import SettingError, Settings, check_model, listen, load_settings, setting_name
+from service.config import SettingError, Settings, setting_name
 from service.engine.allocator import configure_malloc
 from service.experiments.definition import ExperimentFileError, load_experiment
 from service.observability.logging import configure_logging
 from service.pipeline.pipeline import Pipeline
 from service.repository.sources import model_sources
+from service.startup import check_model, listen, load_settings
 from service.wiring import Gateway
 
 log = logging.getLogger("gecserve")

@@ -60,6 +60,7 @@ from service.pipeline.errors import (
     status_of,
 )
 from service.pipeline.queues import GENERATE_QUEUE
+from service.pipeline.served import ServedModel
 from service.pipeline.shadow import ShadowComparer
 from service.pipeline.types import (
     Correction,
@@ -73,7 +74,6 @@ from service.pipeline.types import (
     Timings,
 )
 from service.repository.repository import ModelRepository, UnknownModelError
-from service.repository.served import ServedModel
 from service.text.dialects import Dialect, UnknownDialectError, dialect_of
 from service.text.edits import Edit, apply_edits
 from service.text.offsets import Utf16Index
@@ -150,7 +150,7 @@ class Pipeline:
         settings: Settings,
         metrics: Metrics,
         stats: RollingStats,
-        models: ModelRepository,
+        models: ModelRepository[ServedModel],
         experiments: ExperimentManager,
         shadow: ShadowComparer,
         feedback: FeedbackLedger,

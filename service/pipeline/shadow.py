@@ -21,8 +21,8 @@ from service.batching import Priority
 from service.experiments.manager import ExperimentManager, Route
 from service.observability.metrics import Metrics
 from service.pipeline.errors import RequestError
+from service.pipeline.served import ServedModel
 from service.pipeline.types import Timings
-from service.repository.served import ServedModel
 from service.text.units import Unit
 
 __all__ = ["ShadowComparer"]

@@ -1,29 +1,63 @@
 """The models a service serves at once, by name, with one default (``GECSERVE_MODELS``, ``GECSERVE_MODEL_PATH``).
 
-``load`` builds a model with the ``Loader`` it was given (``service.wiring``: engines or job streams, warmed up)
-and only then offers it, so a model takes traffic once it is ready; a load under a name already served swaps
-it: the new model is offered in one step, and the old one drains (the requests holding it finish, then its
-queues) in the background, listed as ``draining`` meanwhile. ``unload`` takes a model out of service and drains
-it. Loads and unloads run one at a time. Refused, with the reason: a load beyond ``max_models`` or beyond the
-memory budget (each loaded model's engines as measured when it loaded, and the new one's graph files, times its
-engines, as the estimate), and the unload of the default model.
+It holds any model that is ``Served``: what serving one takes (its preprocessing, queues and dispatcher:
+``service.pipeline.served.ServedModel``) lies above it, in the pipeline. ``load`` builds a model with the ``Loader``
+it was given (``service.wiring``: engines or job streams, warmed up) and only then offers it, so a model takes
+traffic once it is ready; a load under a name already served swaps it: the new model is offered in one step, and the
+old one drains (the requests holding it finish, then its queues) in the background, listed as ``draining``
+meanwhile. ``unload`` takes a model out of service and drains it. Loads and unloads run one at a time. Refused, with
+the reason: a load beyond ``max_models`` or beyond the memory budget (each loaded model's engines as measured when
+it loaded, and the new one's graph files, times its engines, as the estimate), and the unload of the default model.
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
-from service.repository.served import ModelState, ServedModel
 from service.repository.sources import ModelSource
 
-__all__ = ["Loader", "ModelInUseError", "ModelLimitError", "ModelRepository", "UnknownModelError"]
+__all__ = [
+    "Loader",
+    "ModelInUseError",
+    "ModelLimitError",
+    "ModelRepository",
+    "ModelState",
+    "Served",
+    "UnknownModelError",
+]
 
 log = logging.getLogger(__name__)
 
-Loader = Callable[[ModelSource], Awaitable[ServedModel]]
+
+class ModelState(enum.StrEnum):
+    LOADING = "loading"
+    READY = "ready"
+    DRAINING = "draining"
+
+
+class Served(Protocol):
+    """What the repository asks of a model it serves."""
+
+    name: str
+    memory_bytes: int  # what loading it added to the resident set (the memory budget counts it)
+    load_s: float  # seconds to load and warm up
+
+    @property
+    def version(self) -> str: ...
+
+    async def drain(self, timeout: float) -> None:
+        """Stop being offered; finish the requests holding it and what its queues hold, up to ``timeout`` seconds."""
+
+    def describe(self, default: bool) -> dict[str, Any]:
+        """What ``GET /v1/models`` says of it."""
+
+
+Model = TypeVar("Model", bound=Served)
+Loader = Callable[[ModelSource], Awaitable[Model]]
 
 
 class UnknownModelError(KeyError):
@@ -46,12 +80,12 @@ class ModelInUseError(RuntimeError):
     """The model cannot be unloaded now (it is the default)."""
 
 
-class ModelRepository:
+class ModelRepository(Generic[Model]):
     """The served models (see the module docstring)."""
 
     def __init__(
         self,
-        loader: Loader,
+        loader: Loader[Model],
         max_models: int,
         memory_budget_bytes: int,
         drain_timeout_s: float,
@@ -62,16 +96,16 @@ class ModelRepository:
         self.memory_budget_bytes = memory_budget_bytes
         self.drain_timeout_s = drain_timeout_s
         self.estimate = estimate
-        self.models: dict[str, ServedModel] = {}
+        self.models: dict[str, Model] = {}
         self.default_name: str | None = None
         self.loading: dict[str, ModelSource] = {}
-        self.draining: list[ServedModel] = []
+        self.draining: list[Model] = []
         self._lock = asyncio.Lock()
         self._drains: set[asyncio.Task[None]] = set()
 
     # -- serving ------------------------------------------------------------------------------
 
-    def get(self, name: str | None = None) -> ServedModel:
+    def get(self, name: str | None = None) -> Model:
         """The model called ``name`` (None: the default); ``UnknownModelError`` when none is served by that name."""
         model = self.models.get(name if name is not None else self.default_name or "")
         if model is None:
@@ -79,7 +113,7 @@ class ModelRepository:
         return model
 
     @property
-    def default(self) -> ServedModel | None:
+    def default(self) -> Model | None:
         return self.models.get(self.default_name or "")
 
     def names(self) -> list[str]:
@@ -87,7 +121,7 @@ class ModelRepository:
 
     # -- changes ------------------------------------------------------------------------------
 
-    async def load(self, source: ModelSource, make_default: bool = False) -> ServedModel:
+    async def load(self, source: ModelSource, make_default: bool = False) -> Model:
         """Load, warm up and offer ``source``; under a name already served, swap it (see the module docstring)."""
         async with self._lock:
             replaced = self.models.get(source.name)
@@ -108,7 +142,7 @@ class ModelRepository:
             self._drain_later(replaced)
         return model
 
-    async def unload(self, name: str) -> ServedModel:
+    async def unload(self, name: str) -> Model:
         """Stop offering ``name`` and drain it (refused for the default model)."""
         async with self._lock:
             model = self.get(name)
@@ -120,7 +154,7 @@ class ModelRepository:
         await self._drain(model)
         return model
 
-    def _check_room(self, source: ModelSource, replaced: ServedModel | None) -> None:
+    def _check_room(self, source: ModelSource, replaced: Model | None) -> None:
         others = [model for model in self.models.values() if model is not replaced]
         if len(others) + 1 > self.max_models:
             raise ModelLimitError(
@@ -136,12 +170,12 @@ class ModelRepository:
                     f"of the GECSERVE_MODEL_MEMORY_MB budget of {self.memory_budget_bytes / mib:.0f} MiB"
                 )
 
-    def _drain_later(self, model: ServedModel) -> None:
+    def _drain_later(self, model: Model) -> None:
         task = asyncio.create_task(self._drain(model), name=f"drain-{model.name}")
         self._drains.add(task)
         task.add_done_callback(self._drains.discard)
 
-    async def _drain(self, model: ServedModel) -> None:
+    async def _drain(self, model: Model) -> None:
         self.draining.append(model)
         try:
             await model.drain(self.drain_timeout_s)

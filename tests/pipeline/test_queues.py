@@ -14,6 +14,7 @@ from service.engine.engine import Engine
 from service.experiments.arms import Arm
 from service.pipeline import queues as queues_module
 from service.pipeline.queues import LocalQueues
+from service.startup import CheckedSettings
 from tests.conftest import FIXTURE_MODEL
 from tests.engine.conftest import SENTENCES
 
@@ -50,13 +51,13 @@ def test_listed_strategies_decode_continuously(setting: str, continuous: set[str
 
 
 def test_only_strategies_can_be_listed() -> None:
-    assert Settings(continuous_batching="aggressive,beam,sample").continuous_strategies == {
+    assert CheckedSettings(continuous_batching="aggressive,beam,sample").continuous_strategies == {
         "aggressive",
         "beam",
         "sample",
     }
     with pytest.raises(ValueError, match="nucleus: not a strategy"):
-        Settings(continuous_batching="aggressive,nucleus")
+        CheckedSettings(continuous_batching="aggressive,nucleus")
 
 
 class _Sizes(NullHooks):

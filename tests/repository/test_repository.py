@@ -17,8 +17,14 @@ from typing import Any
 import pytest
 
 from service.config import Settings
-from service.repository.repository import ModelInUseError, ModelLimitError, ModelRepository, UnknownModelError
-from service.repository.served import ModelState, ServedModel
+from service.pipeline.served import ServedModel
+from service.repository.repository import (
+    ModelInUseError,
+    ModelLimitError,
+    ModelRepository,
+    ModelState,
+    UnknownModelError,
+)
 from service.repository.sources import ModelSource
 from service.wiring import Gateway
 from tests.conftest import FIXTURE_MODEL
@@ -33,7 +39,7 @@ class Loads:
 
     def __init__(self, gateway: Gateway) -> None:
         self.builder = gateway.builder
-        self.repository: ModelRepository | None = None
+        self.repository: ModelRepository[ServedModel] | None = None
         self.listed_while_loading: list[dict[str, Any]] = []  # GET /v1/models, as each load began
         self.offered_while_loading: list[list[str]] = []  # the names served then
 
@@ -47,7 +53,7 @@ class Loads:
 @asynccontextmanager
 async def repository(
     max_models: int = 4, budget_bytes: int = 0, estimate: Callable[[ModelSource], int] = lambda source: 0
-) -> AsyncIterator[tuple[ModelRepository, Loads]]:
+) -> AsyncIterator[tuple[ModelRepository[ServedModel], Loads]]:
     """A repository over the real loader; closed (every model drained) and the gateway stopped afterwards."""
     gateway = Gateway(Settings(model_path=FIXTURE_MODEL, model_variant="int8", cache_size=0, inference_workers=1))
     loads = Loads(gateway)
@@ -60,7 +66,7 @@ async def repository(
         await gateway.stop()
 
 
-def state_of(served: ModelRepository, name: str) -> list[str]:
+def state_of(served: ModelRepository[ServedModel], name: str) -> list[str]:
     """The states ``GET /v1/models`` lists under ``name`` (a swap lists the new model and the draining one)."""
     return [model["state"] for model in served.describe()["models"] if model["name"] == name]
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from service.config import SettingError, Settings, check_model
+from service.config import SettingError, Settings
 from service.repository.sources import ModelSource, model_sources, parse_models
+from service.startup import check_model
 from tests.conftest import FIXTURE_MODEL
 
 

@@ -159,8 +159,10 @@ def test_no_dialect_swap_survives_assembly(pair: tuple[str, str], british_first:
 )
 def test_a_dialects_suggestions_leave_nothing_to_suggest(words: list[str], code: str) -> None:
     """Applying a dialect's suggestions (every level) gives a text it suggests nothing more in, and never a word it
-    would change back."""
-    paragraph = " ".join(words) + "."
+    would change back. The sentence starts with a capital: the rule stage capitalises a lowercase first word, and the
+    dialect stage leaves a word another edit changes (its variant is suggested once that edit is taken)."""
+    sentence = " ".join(words)
+    paragraph = sentence[:1].upper() + sentence[1:] + "."
     units = plan_units(paragraph, CHARS, 500)
     dialect = dialect_of(code)
     result = suggest_variants(paragraph, units, assemble(paragraph, units, [u.text for u in units]), dialect, 0.0)

@@ -1,5 +1,6 @@
 """One served model: its manifest, preprocessing, decoding queues (engines here, or workers' job streams) and
-dispatcher, built by ``service.wiring``; its state (loading, ready, draining) and the requests using it.
+dispatcher, built by ``service.wiring``; its state (loading, ready, draining) and the requests using it. The model
+repository (``service.repository``, below the pipeline) holds it as a model it serves (``Served``).
 
 A request holds the model it was routed to for as long as it is served (``serving``), so that a model swapped
 out or unloaded meanwhile finishes it: ``drain`` waits until no request holds the model, then finishes what its
@@ -9,7 +10,6 @@ queues hold and closes them.
 from __future__ import annotations
 
 import asyncio
-import enum
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -21,18 +21,13 @@ from service.engine.manifest import ModelManifest
 from service.pipeline.dispatch import SentenceDispatcher
 from service.pipeline.preprocess import Preprocessor
 from service.pipeline.queues import DecodingQueues
+from service.repository.repository import ModelState
 from service.text.units import Scoring
 
-__all__ = ["ModelState", "ServedModel"]
+__all__ = ["ServedModel"]
 
 DRAIN_POLL_S = 0.02
 QUALITY_FIGURES = ("jfleg_dev", "fce_dev", "keep_bias")  # of the manifest's measured quality, what a listing shows
-
-
-class ModelState(enum.StrEnum):
-    LOADING = "loading"
-    READY = "ready"
-    DRAINING = "draining"
 
 
 @dataclass(eq=False)
