@@ -29,7 +29,16 @@ FOLDERS = ("service", "models", "tools", "loadtest")  # the project's code; ``te
 
 # The layers, from the ground up: (name, the packages or modules in it).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("ground", ("service.config", "service.observability", "service.redis_pool")),
+    (
+        "ground",
+        (
+            "service.config",
+            "service.observability",
+            "service.redis_pool",
+            "service.redis_keys",
+            "service.error_reasons",
+        ),
+    ),
     ("text", ("service.text",)),
     ("engine", ("service.engine",)),
     ("batching", ("service.batching",)),

@@ -41,8 +41,7 @@ import numpy as np
 from models.gec.corpora import read_lines
 from models.gec.edit_labels import is_right, reference_edits, reliability
 from service.engine.decoding.types import DecodeParams
-from service.engine.engine import Engine
-from service.engine.manifest import level_keep_bias
+from service.engine.engine import Engine, keep_bias_for
 from service.engine.offline import correct_texts, model_review, model_speller
 from service.engine.report import table
 from service.engine.runtime import RuntimeOptions
@@ -194,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     engine = Engine(args.model, options=RuntimeOptions(intra_op_threads=args.threads))
     trained_on: dict[str, float] = {"learner_pairs": len(pairs), "clean_sentences": len(clean), "seed": args.seed}
     if args.device:
-        keep_bias = level_keep_bias(engine.manifest, "default") if args.keep_bias is None else args.keep_bias
+        keep_bias = keep_bias_for(engine.manifest, "aggressive", "default", args.keep_bias)
         rows = [(row, label, False) for row, label in device_rows(engine, sources, references, keep_bias, args.model)]
         fitted = device_confidence.FEATURES, DEVICE_FIT_FILE, "device_confidence"
         return _fit_and_ship(args.model, rows, *fitted, None, **trained_on)

@@ -179,8 +179,6 @@ class AccessMiddleware:
         except RequestError as error:
             self.refused(path, error.reason)
             extra = CHALLENGE if error.status == 401 else None
-            await error_response(error.status, error.reason, error.message, error.retry_after, extra)(
-                scope, receive, send
-            )
+            await error_response(error.reason, error.message, error.retry_after, extra)(scope, receive, send)
             return
         await self.app(scope, receive, send)

@@ -14,13 +14,14 @@ from fastapi import Header
 from pydantic import SecretStr
 
 from service.api.auth import UnauthorizedError, same_secret
+from service.error_reasons import ErrorReason
 from service.pipeline.errors import RequestError
 
 __all__ = ["ForbiddenError", "admin_guard"]
 
 
 class ForbiddenError(RequestError):
-    status, reason = 403, "forbidden"
+    reason = ErrorReason.FORBIDDEN
 
 
 def admin_guard(key: SecretStr | None) -> Callable[[str | None], Awaitable[None]]:

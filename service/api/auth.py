@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
+from service.error_reasons import ErrorReason
 from service.pipeline.errors import RequestError
 
 __all__ = [
@@ -43,7 +44,7 @@ _HASH = re.compile(r"[0-9a-f]{64}")
 
 
 class UnauthorizedError(RequestError):
-    status, reason = 401, "unauthorized"
+    reason = ErrorReason.UNAUTHORIZED
 
 
 class KeyFileError(ValueError):

@@ -32,6 +32,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from service.api.dashboard import STATIC
 from service.api.responses import error_response
 from service.engine.manifest import ModelManifest, file_sha256, level_keep_bias
+from service.error_reasons import ErrorReason
 from service.text.device_confidence import DeviceConfidence, policy_file, words_file
 from service.text.policy import LEVELS
 
@@ -145,13 +146,13 @@ def device_router(model_dir: Path, max_text_chars: int, runtime_dir: Path = RUNT
     @router.get("/device/model.json")
     async def device_model() -> Response:
         if files.missing is not None:
-            return error_response(404, "not_found", files.missing)
+            return error_response(ErrorReason.NOT_FOUND, files.missing)
         return JSONResponse(files.description(), headers={"Cache-Control": "no-cache"})
 
     @router.get("/device/files/{digest}/{name}")
     async def device_file(digest: str, name: str, request: Request) -> Response:
         if files.digests.get(name) != digest:
-            return error_response(404, "not_found", f"no device engine file {name} with SHA-256 {digest}")
+            return error_response(ErrorReason.NOT_FOUND, f"no device engine file {name} with SHA-256 {digest}")
         headers = {"Cache-Control": IMMUTABLE, "ETag": f'"{digest}"', "Vary": "Accept-Encoding"}
         if request.headers.get("if-none-match") == f'"{digest}"':
             return Response(status_code=304, headers=headers)

@@ -10,6 +10,7 @@ from starlette.exceptions import HTTPException
 
 from service.api.entry import validation_message
 from service.api.responses import error_response
+from service.error_reasons import FRAMEWORK_FALLBACK, ErrorReason
 from service.observability.request_id import REQUEST_ID_HEADER, current_request_id
 from service.pipeline.errors import InvalidRequestError, RequestError
 from service.pipeline.pipeline import Pipeline
@@ -20,7 +21,9 @@ __all__ = ["ROUTES", "install_error_handlers"]
 ROUTES = {"/v1/correct": "correct", "/v1/generate": "generate", "/v1/feedback": "feedback"}
 # Reasons of errors raised by the web framework itself, by status (a body it cannot read, 400, is answered
 # 422 invalid, as invalid JSON is).
-FRAMEWORK_REASONS = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
+FRAMEWORK_REASONS = {
+    reason.status: reason for reason in (ErrorReason.NOT_FOUND, ErrorReason.METHOD_NOT_ALLOWED, ErrorReason.TOO_LARGE)
+}
 
 
 def _unreadable(cause: BaseException | None) -> str:
@@ -43,23 +46,23 @@ def install_error_handlers(app: FastAPI, pipeline: Pipeline) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> Response:
         refused(request)
-        return error_response(422, InvalidRequestError.reason, validation_message(error.errors()))
+        return error_response(InvalidRequestError.reason, validation_message(error.errors()))
 
     @app.exception_handler(HTTPException)
     async def framework_error(request: Request, error: HTTPException) -> Response:
         if error.status_code == 400:  # FastAPI could not read the body: a body that is not JSON is invalid
             refused(request)
-            return error_response(422, InvalidRequestError.reason, _unreadable(error.__cause__))
-        reason = FRAMEWORK_REASONS.get(error.status_code, "http_error")
-        return error_response(error.status_code, reason, str(error.detail), headers=error.headers)
+            return error_response(InvalidRequestError.reason, _unreadable(error.__cause__))
+        reason = FRAMEWORK_REASONS.get(error.status_code, FRAMEWORK_FALLBACK)
+        return error_response(reason, str(error.detail), headers=error.headers, status=error.status_code)
 
     @app.exception_handler(RequestError)
     async def request_error(request: Request, error: RequestError) -> Response:
-        return error_response(error.status, error.reason, error.message, error.retry_after)
+        return error_response(error.reason, error.message, error.retry_after)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception) -> Response:
         # Answered outside the middlewares (Starlette re-raises the error, and the server logs it).
         request_id = current_request_id.get() or ""
         message = f"the request failed inside the service: {type(error).__name__}"
-        return error_response(500, "internal", message, headers={REQUEST_ID_HEADER: request_id})
+        return error_response(ErrorReason.INTERNAL, message, headers={REQUEST_ID_HEADER: request_id})

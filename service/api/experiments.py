@@ -25,6 +25,7 @@ from redis.exceptions import RedisError
 
 from service.api.admin import admin_guard
 from service.api.responses import TextJSONResponse, documented_errors
+from service.error_reasons import ErrorReason
 from service.experiments.arms import UnknownArmError
 from service.experiments.definition import ExperimentDefinition
 from service.experiments.manager import (
@@ -85,19 +86,19 @@ class JSONBodyRoute(APIRoute):
 
 
 class NotFoundError(RequestError):
-    status, reason = 404, "not_found"
+    reason = ErrorReason.NOT_FOUND
 
 
 class BadWeightsError(RequestError):
-    status, reason = 400, "invalid_weights"
+    reason = ErrorReason.INVALID_WEIGHTS
 
 
 class ConflictRequestError(RequestError):
-    status, reason = 409, "conflict"
+    reason = ErrorReason.CONFLICT
 
 
 class StoreUnavailableError(RequestError):
-    status, reason = 503, "store_unavailable"
+    reason = ErrorReason.STORE_UNAVAILABLE
 
 
 def _state(state: ExperimentState) -> dict[str, Any]:

@@ -46,19 +46,6 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Corrector"].full_name
 ARM_METADATA = ARM_HEADER.lower()
 REQUEST_ID_METADATA = "x-request-id"
 
-STATUS_CODES = {
-    400: grpc.StatusCode.INVALID_ARGUMENT,
-    404: grpc.StatusCode.NOT_FOUND,
-    401: grpc.StatusCode.UNAUTHENTICATED,
-    403: grpc.StatusCode.PERMISSION_DENIED,
-    413: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    422: grpc.StatusCode.INVALID_ARGUMENT,
-    429: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    500: grpc.StatusCode.INTERNAL,
-    503: grpc.StatusCode.UNAVAILABLE,
-    504: grpc.StatusCode.DEADLINE_EXCEEDED,
-}
-
 
 @dataclass(frozen=True)
 class _Undecodable:
@@ -171,8 +158,7 @@ class CorrectorService:
         if error.retry_after:
             trailing.append(("retry-after", error.retry_after))
         context.set_trailing_metadata(trailing)
-        code = STATUS_CODES.get(error.status, grpc.StatusCode.INVALID_ARGUMENT)
-        await context.abort(code, f"{error.reason}: {error.message}")
+        await context.abort(grpc.StatusCode[error.reason.grpc_code], f"{error.reason}: {error.message}")
 
     async def Correct(self, request: Any, context: grpc.aio.ServicerContext) -> pb.CorrectResponse:  # noqa: N802
         metadata = await self._admit(context, "correct")

@@ -35,6 +35,7 @@ from service.api.operations import operations_router
 from service.api.request_ids import RequestIds
 from service.api.responses import error_response
 from service.api.words import words_router
+from service.error_reasons import ErrorReason
 from service.observability.request_id import REQUEST_ID_HEADER
 from service.pipeline.pipeline import Pipeline
 
@@ -75,7 +76,7 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
         BodyLimit,
         limit=settings.max_text_chars * 4 * settings.max_texts + 64 * 1024,
         too_large=lambda length, limit: error_response(
-            413, "too_large", f"the request body of {length} bytes is over the limit of {limit} bytes"
+            ErrorReason.TOO_LARGE, f"the request body of {length} bytes is over the limit of {limit} bytes"
         ),
     )
     app.add_middleware(

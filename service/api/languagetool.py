@@ -29,6 +29,7 @@ from service.api.lt_matches import check_answer
 from service.api.lt_params import CHECK_PARAMETERS, BadCheckRequestError, check_params, decode_form
 from service.api.lt_startup import PLAIN_ERROR, lt_error, plain_errors, startup_router
 from service.api.responses import TextJSONResponse, documented_errors
+from service.error_reasons import ErrorReason
 from service.pipeline.errors import RequestError
 from service.pipeline.pipeline import Pipeline
 from service.text.language import language_identifier
@@ -91,8 +92,8 @@ def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
             body = await request.body() if request.method == "POST" else b""
             form = decode_form(body, request.url.query)
         except BadCheckRequestError as error:
-            pipeline.refused("http", ROUTE, "bad_request")
-            return lt_error(400, str(error))
+            pipeline.refused("http", ROUTE, ErrorReason.BAD_REQUEST)
+            return lt_error(ErrorReason.BAD_REQUEST.status, str(error))
         try:
             key = presented_key(headers.get("authorization"), headers.get("x-api-key"), form.get("apiKey"))
             await access.admit(key)
@@ -105,8 +106,8 @@ def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
                 raise BadCheckRequestError(f"{ARM_HEADER} is longer than {MAX_ARM_CHARS} characters")
             params = check_params(form)
         except BadCheckRequestError as error:
-            pipeline.refused("http", ROUTE, "bad_request")
-            return lt_error(400, str(error))
+            pipeline.refused("http", ROUTE, ErrorReason.BAD_REQUEST)
+            return lt_error(ErrorReason.BAD_REQUEST.status, str(error))
         fields = {
             "text": params.text.plain,
             "options": {
@@ -120,8 +121,8 @@ def languagetool_router(pipeline: Pipeline, access: AccessControl) -> APIRouter:
         try:
             body = schemas.CorrectBody.model_validate(fields)
         except ValidationError as error:
-            pipeline.refused("http", ROUTE, "bad_request")
-            return lt_error(400, validation_message(error.errors()))
+            pipeline.refused("http", ROUTE, ErrorReason.BAD_REQUEST)
+            return lt_error(ErrorReason.BAD_REQUEST.status, validation_message(error.errors()))
         try:
             result = await pipeline.correct(correct_request(body, arm), api="http", route=ROUTE)
         except RequestError as error:

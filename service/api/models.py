@@ -19,6 +19,7 @@ from service.api.admin import admin_guard
 from service.api.experiments import ConflictRequestError, JSONBodyRoute, NotFoundError
 from service.api.responses import TextJSONResponse, documented_errors
 from service.engine.manifest import ModelFolderError
+from service.error_reasons import ErrorReason
 from service.experiments.manager import ExperimentManager
 from service.pipeline.errors import RequestError
 from service.pipeline.served import ServedModel
@@ -31,11 +32,11 @@ __all__ = ["models_router"]
 class BadModelError(RequestError):
     """A folder that cannot be served; the message names the file at fault."""
 
-    status, reason = 400, "bad_model"
+    reason = ErrorReason.BAD_MODEL
 
 
 class ModelLimitRequestError(RequestError):
-    status, reason = 409, "model_limit"
+    reason = ErrorReason.MODEL_LIMIT
 
 
 def models_router(

@@ -31,7 +31,9 @@ from dataclasses import dataclass
 
 from redis.exceptions import RedisError
 
+from service.error_reasons import ErrorReason
 from service.pipeline.errors import RequestError
+from service.redis_keys import RATE_LIMIT
 from service.redis_pool import redis_client
 
 __all__ = ["Bucket", "RateLimitedError", "RateLimiter", "retry_after"]
@@ -60,7 +62,7 @@ return {taken, tostring(wait)}
 
 
 class RateLimitedError(RequestError):
-    status, reason = 429, "rate_limited"
+    reason = ErrorReason.RATE_LIMITED
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ class RateLimiter:
         if self._take is not None and time.monotonic() >= self._down_until:
             try:
                 async with asyncio.timeout(self.timeout_s):
-                    key = f"{self.prefix}ratelimit:{name}"
+                    key = RATE_LIMIT.key(self.prefix, key=name)
                     taken, wait = await self._take(keys=[key], args=[bucket.rate, bucket.burst])
             except (RedisError, OSError, TimeoutError) as error:
                 self._failed(error)

@@ -16,6 +16,7 @@ from typing import Any
 from fastapi.responses import JSONResponse
 
 from service.api.schemas import ErrorResponse
+from service.error_reasons import ErrorReason
 from service.observability.request_id import current_request_id
 
 __all__ = ["TextJSONResponse", "documented_errors", "error_response"]
@@ -30,8 +31,15 @@ class TextJSONResponse(JSONResponse):
 
 
 def error_response(
-    status: int, reason: str, message: str, retry_after: str | None = None, headers: dict[str, str] | None = None
+    reason: str,
+    message: str,
+    retry_after: str | None = None,
+    headers: dict[str, str] | None = None,
+    status: int | None = None,
 ) -> TextJSONResponse:
+    """The error body of ``reason`` (``service.error_reasons``), answered with its status unless ``status`` is
+    given (the web framework's own, for a reason outside the table)."""
+    status = ErrorReason(reason).status if status is None else status
     all_headers = dict(headers or {})
     if retry_after:
         all_headers["Retry-After"] = retry_after

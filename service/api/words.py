@@ -40,6 +40,7 @@ from service.api.experiments import StoreUnavailableError
 from service.api.lt_params import BadCheckRequestError, decode_form
 from service.api.lt_startup import lt_error, plain_errors
 from service.api.responses import TextJSONResponse, documented_errors
+from service.error_reasons import ErrorReason
 from service.pipeline.dictionary import MAX_USER_CHARS, MAX_WORD_CHARS, DictionaryFullError, WordStore, check_user
 from service.pipeline.errors import RequestError
 
@@ -85,11 +86,11 @@ register_url_convertor("gecserve_word", _WordConvertor())
 
 
 class BadWordError(RequestError):
-    status, reason = 400, "bad_word"
+    reason = ErrorReason.BAD_WORD
 
 
 class DictionaryFullRequestError(RequestError):
-    status, reason = 409, "dictionary_full"
+    reason = ErrorReason.DICTIONARY_FULL
 
 
 class WordBody(BaseModel):

@@ -31,6 +31,7 @@ from redis.exceptions import ResponseError
 from redis.typing import EncodableT, FieldT
 
 from service.batching.job import Job, Priority
+from service.redis_keys import DEAD_JOBS, JOBS, MODEL_STREAMS, QUEUES, REPLY, WORKERS
 
 __all__ = [
     "GROUP",
@@ -63,7 +64,7 @@ version at once."""
 
 @dataclass(frozen=True)
 class StreamKeys:
-    """Every key of one model's transport (see the module docstring)."""
+    """Every key of one model's transport (see the module docstring; the patterns: ``service.redis_keys``)."""
 
     prefix: str
     model: str  # name@version/variant
@@ -74,28 +75,28 @@ class StreamKeys:
 
     @property
     def base(self) -> str:
-        return f"{self.prefix}{self.model}:"
+        return self.prefix + MODEL_STREAMS.format(model=self.model)
 
     def jobs(self, queue: str) -> str:
-        return f"{self.base}jobs:{queue}"
+        return JOBS.key(self.prefix, model=self.model, queue=queue)
 
     def dead(self, queue: str) -> str:
-        return f"{self.base}dead:{queue}"
+        return DEAD_JOBS.key(self.prefix, model=self.model, queue=queue)
 
     def reply(self, gateway: str) -> str:
-        return f"{self.base}reply:{gateway}"
+        return REPLY.key(self.prefix, model=self.model, gateway=gateway)
 
     @property
     def queues(self) -> str:
-        return f"{self.base}queues"
+        return QUEUES.key(self.prefix, model=self.model)
 
     @property
     def workers(self) -> str:
-        return f"{self.base}workers"
+        return WORKERS.key(self.prefix, model=self.model)
 
     def queue_of(self, stream: str) -> str:
         """The queue name of a ``jobs:`` stream key."""
-        return stream.removeprefix(f"{self.base}jobs:")
+        return stream.removeprefix(self.jobs(""))
 
 
 def _text(fields: Fields) -> dict[str, str]:

@@ -12,6 +12,7 @@ from service.engine.decoding.continuous import ContinuousDecoder
 from service.engine.decoding.greedy import GreedyDecoder
 from service.engine.decoding.sampling import SampleDecoder
 from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis, empty_result
+from service.engine.manifest import ModelManifest, level_keep_bias
 from service.engine.model import DecodingStoppedError, InputTooLongError, Seq2SeqModel, StopCheck
 from service.engine.runtime import RuntimeOptions
 
@@ -33,6 +34,7 @@ __all__ = [
     "Hypothesis",
     "InputTooLongError",
     "StopCheck",
+    "keep_bias_for",
     "takes_keep_bias",
 ]
 
@@ -40,6 +42,15 @@ __all__ = [
 def takes_keep_bias(strategy: str) -> bool:
     """Whether ``strategy`` decodes with a keep bias (``decoding.alignment``): greedy and aggressive decoding."""
     return STRATEGIES[strategy].takes_keep_bias
+
+
+def keep_bias_for(manifest: ModelManifest, strategy: str, level: str, *chosen: float | None) -> float:
+    """The keep bias ``strategy`` decodes with on the model of ``manifest`` at ``level``: 0 for a strategy that takes
+    none, else the first of ``chosen`` that is given (a request's own, then an arm's), else the model's for ``level``
+    (``level_keep_bias``, which ``/device/model.json`` hands the browser's engine)."""
+    if not takes_keep_bias(strategy):
+        return 0.0
+    return next((bias for bias in chosen if bias is not None), level_keep_bias(manifest, level))
 
 
 class Engine:

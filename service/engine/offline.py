@@ -18,8 +18,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from service.engine.decoding.types import DecodeParams
-from service.engine.engine import Engine, takes_keep_bias
-from service.engine.manifest import ModelManifest, level_keep_bias
+from service.engine.engine import Engine, keep_bias_for
+from service.engine.manifest import ModelManifest
 from service.text.confidence import UNCALIBRATED, ConfidenceModel, TokenScores
 from service.text.dialects import dialect_of
 from service.text.language import language_identifier
@@ -92,7 +92,7 @@ def correct_texts(
     dialect's code, ``service.text.dialects``), words spelled in another dialect's way get its spelling, as served."""
     dialect = dialect_of(language)
     if keep_bias is None:
-        keep_bias = level_keep_bias(engine.manifest, level) if takes_keep_bias(decoding) else 0.0
+        keep_bias = keep_bias_for(engine.manifest, decoding, level)
     spell = speller.corrections if speller is not None else None
     english = language_identifier().english_sentences
     known = speller.may_rewrite if speller is not None else None

@@ -34,6 +34,7 @@ from typing import Protocol
 
 from redis import asyncio as aioredis
 
+from service.redis_keys import FEEDBACK_COUNTS, FEEDBACK_EDIT, FEEDBACK_EDITS
 from service.redis_pool import redis_client
 
 __all__ = [
@@ -278,9 +279,9 @@ class RedisLedger:
         self.prefix = prefix
         self.ttl_s = ttl_s
         self.max_edits = max_edits
-        self._edit_prefix = f"{prefix}feedback:edit:"
-        self._index = f"{prefix}feedback:edits"
-        self._counts_prefix = f"{prefix}feedback:counts:"
+        self._edit_prefix = FEEDBACK_EDIT.stem(prefix)
+        self._index = FEEDBACK_EDITS.key(prefix)
+        self._counts_prefix = FEEDBACK_COUNTS.stem(prefix)
         self._ttl_ms = max(1, round(ttl_s * 1000))
         self._counts_ttl_ms = round(max(COUNTS_TTL_S, 2 * ttl_s) * 1000)
         self._last_us = 0  # the latest score given: this replica's ids are ordered as remembered
@@ -330,7 +331,7 @@ class RedisLedger:
         return FeedbackResult(counted, repeated)
 
     async def counts(self, experiment: str, run: str) -> Counts:
-        raw = await self.redis.hgetall(f"{self._counts_prefix}{experiment}:{run}")
+        raw = await self.redis.hgetall(FEEDBACK_COUNTS.key(self.prefix, experiment=experiment, run=run))
         counts: Counts = {}
         for field, value in raw.items():
             count = int(value)

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from redis.exceptions import WatchError
 
 from service.experiments.state import ExperimentState
+from service.redis_keys import EXPERIMENT, EXPERIMENT_REPLICAS, REPLICAS, RETIRED_EXPERIMENT
 from service.redis_pool import redis_client
 
 __all__ = ["ConflictError", "ExperimentStore", "LocalStore", "RedisStore"]
@@ -113,13 +114,13 @@ class RedisStore:
     def __init__(self, url: str, prefix: str = "gecserve:", timeout_s: float = 1.0) -> None:
         self.prefix = prefix
         self.redis = redis_client(url, timeout_s)
-        self._state_key = f"{prefix}experiment"
+        self._state_key = EXPERIMENT.key(prefix)
 
     def _replicas_key(self, experiment: str) -> str:
-        return f"{self.prefix}experiment:{experiment}:replicas"
+        return EXPERIMENT_REPLICAS.key(self.prefix, name=experiment)
 
     def _retired_key(self, experiment: str) -> str:
-        return f"{self.prefix}experiment:{experiment}:state"
+        return RETIRED_EXPERIMENT.key(self.prefix, name=experiment)
 
     async def load(self) -> ExperimentState | None:
         raw = await self.redis.get(self._state_key)
@@ -149,7 +150,7 @@ class RedisStore:
         payload = zlib.compress(json.dumps(numbers).encode("utf-8"), 6)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hset(self._replicas_key(experiment), replica, payload)
-            pipe.zadd(f"{self.prefix}replicas", {replica: time.time()})
+            pipe.zadd(REPLICAS.key(self.prefix), {replica: time.time()})
             await pipe.execute()
 
     async def collect(self, experiment: str) -> list[dict[str, Any]]:
@@ -160,7 +161,7 @@ class RedisStore:
         await self.redis.delete(self._replicas_key(experiment), self._retired_key(experiment))
 
     async def live_replicas(self) -> int:
-        key = f"{self.prefix}replicas"
+        key = REPLICAS.key(self.prefix)
         now = time.time()
         await self.redis.zremrangebyscore(key, "-inf", now - 10 * LIVE_S)
         return int(await self.redis.zcount(key, now - LIVE_S, "+inf"))

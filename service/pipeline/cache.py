@@ -26,6 +26,8 @@ from typing import Protocol
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from service.redis_keys import CACHE
+
 __all__ = ["MemoryCache", "RedisCache", "SentenceCache", "TieredCache"]
 
 log = logging.getLogger(__name__)
@@ -74,7 +76,7 @@ class MemoryCache:
 
 
 class RedisCache:
-    """Entries in Redis under ``{prefix}cache:{hash of the key}`` with a TTL; see the module docstring.
+    """Entries in Redis (``service.redis_keys.CACHE``: a hash of the key) with a TTL; see the module docstring.
 
     ``on_error(operation)`` is called for every failed call (the metrics count them).
     """
@@ -99,7 +101,7 @@ class RedisCache:
 
     def redis_key(self, key: str) -> str:
         digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-        return f"{self.prefix}cache:{digest}"
+        return CACHE.key(self.prefix, digest=digest)
 
     @property
     def available(self) -> bool:

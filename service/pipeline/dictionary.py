@@ -23,6 +23,7 @@ from typing import Protocol
 
 from redis import asyncio as aioredis
 
+from service.redis_keys import WORDS
 from service.redis_pool import redis_client
 
 __all__ = [
@@ -240,7 +241,7 @@ class RedisWordStore:
 
     def key(self, user: str) -> str:
         """The Redis key of ``user``'s set."""
-        return f"{self.prefix}words:{check_user(user)}"
+        return WORDS.key(self.prefix, user=check_user(user))
 
     async def words(self, user: str, offset: int = 0, limit: int | None = None) -> list[str]:
         _check_page(offset, limit)

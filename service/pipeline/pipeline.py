@@ -35,8 +35,8 @@ from redis.exceptions import RedisError
 from service.batching import Priority
 from service.config import Settings
 from service.engine.decoding.types import DecodeParams
-from service.engine.engine import takes_keep_bias
-from service.engine.manifest import ModelManifest, level_keep_bias
+from service.engine.engine import keep_bias_for, takes_keep_bias
+from service.engine.manifest import ModelManifest
 from service.experiments.arms import Arm, UnknownArmError
 from service.experiments.feedback import EditOrigin, FeedbackLedger, UnknownEditsError
 from service.experiments.manager import ExperimentManager, Route
@@ -434,14 +434,8 @@ class Pipeline:
     @staticmethod
     def keep_bias(model: ServedModel, arm: Arm, level: str, requested: float | None) -> float:
         """The keep bias ``arm`` decodes a request with on ``model``: the request's own, else the arm's, else the
-        model's for the request's ``level``; 0 for an arm whose decoding takes none."""
-        if not takes_keep_bias(arm.strategy):
-            return 0.0
-        if requested is not None:
-            return requested
-        if arm.keep_bias is not None:
-            return arm.keep_bias
-        return level_keep_bias(model.manifest, level)
+        model's for the request's ``level``; 0 for an arm whose decoding takes none (``keep_bias_for``)."""
+        return keep_bias_for(model.manifest, arm.strategy, level, requested, arm.keep_bias)
 
     # -- feedback ---------------------------------------------------------------------------
 

@@ -1,44 +1,60 @@
-"""Every reason an error body (or LanguageTool's refusal, in the metrics) can carry is documented in the docs'
-error table (``docs/errors.md``) with its status, and a body the framework cannot read is answered as invalid JSON
-is: 422 ``invalid``."""
+"""The table of error reasons (``service.error_reasons``) is every reason the service answers, each with one HTTP
+status and a gRPC code, and the docs' error table (``docs/errors.md``) is that table; a body the framework cannot
+read is answered as invalid JSON is: 422 ``invalid``."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import grpc
 import httpx
 import pytest
 
 from service.api.errors import FRAMEWORK_REASONS
 from service.api.http import create_app  # the app: every module defining an error class is imported
-from service.pipeline.errors import RequestError
+from service.error_reasons import ErrorReason
+from service.pipeline.errors import RequestError, status_of
 from tests.api.server import RunningServer
 
 ERRORS_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "errors.md").read_text(encoding="utf-8")
 JSON = {"content-type": "application/json"}
 
 
-def answered_reasons() -> dict[str, int]:
-    """Every reason the service can answer with its status: the request errors (the APIs' own included, all
-    imported with the app) and the web framework's."""
+def raised_reasons() -> set[ErrorReason]:
+    """The reasons of every request error class (the APIs' own included, all imported with the app) and of the web
+    framework's errors."""
     assert create_app  # imported above for the error classes its modules define
-    reasons: dict[str, int] = {}
+    reasons = set(FRAMEWORK_REASONS.values())
     classes: list[type[RequestError]] = [RequestError]
     while classes:
         cls = classes.pop()
-        assert reasons.setdefault(cls.reason, cls.status) == cls.status, f"{cls.reason} has two statuses"
+        assert isinstance(cls.reason, ErrorReason), cls
+        reasons.add(cls.reason)
         classes += cls.__subclasses__()
-    for status, reason in FRAMEWORK_REASONS.items():
-        assert reasons.setdefault(reason, status) == status, f"{reason} has two statuses"
     return reasons
 
 
-def test_the_error_page_lists_every_reason_with_its_status() -> None:
-    reasons = answered_reasons()
-    assert {"invalid", "unauthorized", "not_ready", "store_unavailable", "method_not_allowed"} <= reasons.keys()
-    rows = [f"| {status} | `{reason}` |" for reason, status in sorted(reasons.items(), key=lambda item: item[1])]
-    missing = [row for row in rows if row not in ERRORS_PAGE]
-    assert not missing, f"docs/errors.md's table lacks: {missing}"
+def test_the_table_is_every_reason_raised() -> None:
+    assert raised_reasons() == set(ErrorReason)
+    assert all(reason.status == status for status, reason in FRAMEWORK_REASONS.items())
+
+
+def test_each_status_has_one_grpc_code_and_each_reason_its_status() -> None:
+    codes: dict[int, grpc.StatusCode] = {}
+    for reason in ErrorReason:
+        assert codes.setdefault(reason.status, grpc.StatusCode[reason.grpc_code]) is grpc.StatusCode[reason.grpc_code]
+        assert status_of(reason) == reason.status and reason.meaning
+    assert (
+        codes[429] is codes[413] is grpc.StatusCode.RESOURCE_EXHAUSTED
+        and codes[504] is grpc.StatusCode.DEADLINE_EXCEEDED
+    )
+    assert (status_of("ok"), status_of("cancelled"), status_of("no such reason")) == (200, 499, 500)
+
+
+def test_the_error_page_is_the_table() -> None:
+    rows = re.findall(r"^\| (\d{3}) \| `(\w+)` \| `(\w+)` \| ", ERRORS_PAGE, flags=re.MULTILINE)
+    assert rows == [(str(reason.status), reason.value, reason.grpc_code) for reason in ErrorReason]
 
 
 @pytest.mark.parametrize("body", ["[" * 100_000, '{"text": ' + "[" * 5_000 + "]" * 5_000 + "}"])

@@ -1,7 +1,10 @@
 """The keep bias: aggressive decoding still equals greedy under any bias, each source decodes with its own, a
-large bias keeps the source as written, and the bias moves how much the model edits in one direction."""
+large bias keeps the source as written, and the bias moves how much the model edits in one direction; the bias a
+decoding is given is worked out in one place (``keep_bias_for``)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,9 +13,11 @@ from hypothesis import strategies as st
 
 from service.engine.decoding.alignment import Alignment
 from service.engine.decoding.types import DecodeParams
-from service.engine.engine import Engine, takes_keep_bias
+from service.engine.engine import STRATEGIES, Engine, keep_bias_for, takes_keep_bias
+from service.engine.manifest import ModelManifest, level_keep_bias
 from service.engine.offline import correct_texts
 from service.engine.runtime import RuntimeOptions
+from service.text.policy import LEVELS
 from tests.conftest import DEFAULT_MODEL, DEV_DATA
 from tests.engine.conftest import SENTENCES, engine_for
 from tests.engine.test_aggressive import VARIANTS, text
@@ -61,6 +66,26 @@ def test_strategies_without_an_alignment_refuse_a_keep_bias(engine: Engine, stra
     assert not takes_keep_bias(strategy)
     with pytest.raises(ValueError, match="takes no keep bias"):
         engine.generate(engine.codec.encode_batch(["i saw a apple"]), strategy, keep_biases=[1.0])
+
+
+bias = st.floats(-5, 5, allow_nan=False)
+MANIFEST = ModelManifest.load(DEFAULT_MODEL)
+
+
+@settings(max_examples=200)
+@given(
+    strategy=st.sampled_from(sorted(STRATEGIES)),
+    level=st.sampled_from(sorted(LEVELS)),
+    measured=st.dictionaries(st.sampled_from(sorted(LEVELS)), bias),
+    chosen=st.lists(st.none() | bias, max_size=3),
+)
+def test_a_decoding_takes_the_first_bias_chosen_else_the_models_for_its_level(
+    strategy: str, level: str, measured: dict[str, float], chosen: list[float | None]
+) -> None:
+    manifest = replace(MANIFEST, keep_bias=measured)
+    given_bias = [b for b in chosen if b is not None]
+    expected = (given_bias[0] if given_bias else level_keep_bias(manifest, level)) if takes_keep_bias(strategy) else 0.0
+    assert keep_bias_for(manifest, strategy, level, *chosen) == expected
 
 
 def test_the_alignment_leans_on_the_token_it_would_copy_and_follows_edits() -> None:

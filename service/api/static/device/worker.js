@@ -119,7 +119,7 @@ async function load({ baseUrl, apiKey }) {
 async function correct({ text, keepBias, level = "default", minConfidence }) {
   const { model, tokenizer, special, maxContent, common, policy, words } = loaded;
   if (!(level in policy.levels)) throw new Error(`no level ${level}: ${Object.keys(policy.levels).join(", ")}`);
-  const bias = keepBias ?? loaded.keepBias[level] ?? 0; // the server's for the level (model.json's level_keep_bias)
+  const bias = keepBias ?? loaded.keepBias[level]; // the server's for the level (model.json's level_keep_bias)
   const threshold = minConfidence ?? policy.levels[level];
   const decode = (ids) => {
     const kept = ids.filter((id) => !special.has(id));
