@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import resource
 import subprocess
 import sys
@@ -49,7 +48,6 @@ from service.observability import REQUEST_STAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCUSTFILES = "loadtest/locustfile.py,loadtest/shapes.py"
-TICKS = os.sysconf("SC_CLK_TCK")
 COMPARE_COLUMNS = [
     "load",
     "users",
@@ -65,11 +63,6 @@ COMPARE_COLUMNS = [
     "server_cpu_pct",
     "locust_cpu_pct",
 ]
-
-
-def _server_cpu_s(server: RunningServer) -> float:
-    fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
 
 
 def _children_cpu_s() -> float:
@@ -107,7 +100,7 @@ def run_locust(args: argparse.Namespace, server: RunningServer, prefix: Path, ar
     command += ["--sla-p99-ms", str(args.sla_p99_ms), "--csv", str(prefix), "--html", f"{prefix}.html", *shape]
     if args.corpus:
         command += ["--corpus", args.corpus]
-    metrics, server_cpu, locust_cpu = _sums(server), _server_cpu_s(server), _children_cpu_s()
+    metrics, server_cpu, locust_cpu = _sums(server), server.cpu_seconds(), _children_cpu_s()
     started = time.perf_counter()
     with Path(f"{prefix}.log").open("w") as log:
         code = subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
@@ -121,7 +114,7 @@ def run_locust(args: argparse.Namespace, server: RunningServer, prefix: Path, ar
         "wall_s": wall,
         "steps": read_csv(steps),
         "locust_cpu_pct": 100 * (_children_cpu_s() - locust_cpu) / wall,
-        "server_cpu_pct": 100 * (_server_cpu_s(server) - server_cpu) / wall,
+        "server_cpu_pct": 100 * (server.cpu_seconds() - server_cpu) / wall,
         "server": _server_means(metrics, _sums(server), arm),
     }
 

@@ -7,6 +7,7 @@ CTranslate2 peer (``loadtest/peer_server.py``) the same way, for ``gecserve benc
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -17,6 +18,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import psutil
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, every thread's) process ``pid`` and its live children have used so far, and
+    the children it has waited for."""
+    process = psutil.Process(pid)
+    times = process.cpu_times()
+    total = times.user + times.system + times.children_user + times.children_system
+    for child in process.children(recursive=True):
+        with contextlib.suppress(psutil.Error):  # a child that ended meanwhile
+            times = child.cpu_times()
+            total += times.user + times.system
+    return total
 
 
 def free_port() -> int:
@@ -52,6 +67,10 @@ class RunningServer:
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
         rss, peak = (int(fields[name].split()[0]) * 1024 / 1e6 for name in ("VmRSS", "VmHWM"))
         return rss, peak
+
+    def cpu_seconds(self) -> float:
+        """The server's CPU time so far (``cpu_seconds``)."""
+        return cpu_seconds(self.process.pid)
 
     def stop(self, timeout: float = 30) -> int:
         """SIGTERM (graceful drain), then kill after ``timeout`` seconds; returns the exit status."""

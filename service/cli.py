@@ -19,7 +19,7 @@ COMMANDS = {
     "bench": (
         None,
         "benchmarks: 'bench decoding', 'diversity', 'profile', 'serve', 'preprocess', 'scaleout', 'stages', 'device', "
-        "'rules'",
+        "'rules', 'soak'",
     ),
 }
 BENCHES = {
@@ -32,6 +32,7 @@ BENCHES = {
     "stages": "loadtest.stages",
     "device": "loadtest.device",
     "rules": "service.bench.rules",
+    "soak": "loadtest.soak",
 }
 
 

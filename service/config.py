@@ -161,6 +161,9 @@ class Settings(BaseSettings):
     feedback_max_edits: int = Field(
         1_000_000, ge=1, description="edit ids remembered for feedback at most (the oldest are forgotten first)"
     )
+    feedback_memory_mb: float = Field(
+        32.0, gt=0, description="memory the edit ids remembered in this process take at most, in MiB (without Redis)"
+    )
     dictionary_max_words: int = Field(
         10_000, ge=1, description="words a writer's own dictionary holds at most (`/v2/words`, `/v1/words`; 409 beyond)"
     )

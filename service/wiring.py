@@ -286,7 +286,11 @@ class Gateway:
         self.replica = replica_id()
         self.sources = model_sources(settings)
         self.feedback: FeedbackLedger = feedback_ledger(
-            settings.redis_url, settings.redis_prefix, settings.feedback_ttl_s, settings.feedback_max_edits
+            settings.redis_url,
+            settings.redis_prefix,
+            settings.feedback_ttl_s,
+            settings.feedback_max_edits,
+            int(settings.feedback_memory_mb * 2**20),
         )
         experiments = ExperimentManager(
             settings.default_backend, experiment_store(settings), self.replica, feedback=self.feedback

@@ -33,6 +33,7 @@ from prometheus_client import start_http_server
 from service.config import SettingError, Settings, setting_name
 from service.engine.allocator import configure_malloc
 from service.observability.logging import configure_logging
+from service.observability.loop_lag import watch_loop_lag
 from service.observability.metrics import Metrics
 from service.repository.sources import parse_models
 from service.startup import check_model, listen, load_settings
@@ -63,7 +64,8 @@ async def work(settings: Settings, url: str, queues: list[str] | None, metrics_p
         "worker ready", extra={"worker": consumer.consumer, "streams": consumer.keys.base, "queues": queues or "all"}
     )
     try:
-        await consumer.run()
+        async with watch_loop_lag(metrics.loop_lagged):
+            await consumer.run()
     finally:
         release.cancel()
         await client.aclose()

@@ -45,6 +45,7 @@ from service.config import SettingError, Settings, setting_name
 from service.engine.allocator import configure_malloc
 from service.experiments.definition import ExperimentFileError, load_experiment
 from service.observability.logging import configure_logging
+from service.observability.loop_lag import watch_loop_lag
 from service.pipeline.pipeline import Pipeline
 from service.repository.sources import model_sources
 from service.startup import check_model, listen, load_settings
@@ -65,8 +66,16 @@ class _HttpServer(uvicorn.Server):
 
 
 async def serve(settings: Settings, listener: socket.socket, flags: Mapping[str, str] | None = None) -> None:
-    """Serve HTTP on ``listener`` and gRPC until SIGTERM/SIGINT, then drain (the module docstring)."""
+    """Serve HTTP on ``listener`` and gRPC until SIGTERM/SIGINT, then drain (the module docstring); the event
+    loop's lag measured all along (``gecserve_event_loop_lag_seconds``)."""
     gateway = Gateway(settings)
+    async with watch_loop_lag(gateway.pipeline.metrics.loop_lagged):
+        await _serve(settings, gateway, listener, flags)
+
+
+async def _serve(
+    settings: Settings, gateway: Gateway, listener: socket.socket, flags: Mapping[str, str] | None
+) -> None:
     pipeline = gateway.pipeline
     access = AccessControl.from_settings(settings, pipeline.metrics)
     app = create_app(pipeline, access)

@@ -1,14 +1,19 @@
 """The feedback ledger: what writers did with the suggestions they were shown, counted per experiment run.
 
 Every correction answer carries edit ids. The service remembers, for a bounded time (``ttl_s``) and a bounded
-number of ids (``max_edits``), where each id came from (an ``EditOrigin``: the request, the experiment run, the
-arm, the model and the edit's type); a writer's feedback on ids it remembers ("accepted", "dismissed") is
-counted per experiment run, arm, edit type and action. An id counts at most once: the same action again
-changes nothing, the other action moves its count (the latest action wins). Feedback naming any id the ledger
-does not know (never remembered, expired or evicted) is refused whole: nothing is counted.
+number of ids (``max_edits``; in memory, also a bounded number of bytes, ``max_bytes``), where each id came from
+(an ``EditOrigin``: the request, the experiment run, the arm, the model and the edit's type); a writer's feedback
+on ids it remembers ("accepted", "dismissed") is counted per experiment run, arm, edit type and action. An id
+counts at most once: the same action again changes nothing, the other action moves its count (the latest action
+wins). Feedback naming any id the ledger does not know (never remembered, expired or evicted) is refused whole:
+nothing is counted.
 
-``MemoryLedger`` keeps it in the process: one replica. ``RedisLedger`` (``gecserve serve --redis URL``) keeps
-it in Redis, so that any replica can take the feedback on an edit another replica served, under a key prefix:
+``MemoryLedger`` keeps it in the process: one replica. It counts what each id holds (``entry_bytes``: the id's
+and its origin's strings, and ``ENTRY_OVERHEAD_BYTES`` for the objects around them, counted high) and forgets the
+oldest ids while the total is over ``max_bytes``: every answer with edits adds ids, so without a bound in bytes
+the ledger grows with the requests served (about 0.8 KB an id, up to 1,000,000 ids by default).
+``RedisLedger`` (``gecserve serve --redis URL``) keeps it in Redis, so that any replica can take the feedback on an
+edit another replica served, under a key prefix:
 
 * ``{prefix}feedback:edit:{id}``: a hash of the id's origin (the ``EditOrigin`` fields) and, once feedback
   came, its ``action``; it expires ``ttl_s`` after the answer that carried the id.
@@ -26,6 +31,7 @@ cluster).
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -39,6 +45,7 @@ from service.redis_pool import redis_client
 
 __all__ = [
     "ACTIONS",
+    "ENTRY_OVERHEAD_BYTES",
     "Counted",
     "EditOrigin",
     "FeedbackLedger",
@@ -46,6 +53,7 @@ __all__ = [
     "MemoryLedger",
     "RedisLedger",
     "UnknownEditsError",
+    "entry_bytes",
     "feedback_ledger",
 ]
 
@@ -129,44 +137,72 @@ def _check_bounds(ttl_s: float, max_edits: int) -> None:
         raise ValueError(f"max_edits must be at least 1, not {max_edits}")
 
 
+# A remembered id's objects besides its strings: its ``_Entry`` and ``EditOrigin`` (with its ``__dict__``) and
+# its slot in the ledger's ordered dict. tracemalloc measures 346 bytes (162 the entry and its slot, 184 the origin);
+# tests/experiments/test_feedback_memory.py checks that a full ledger holds no more than it counts.
+ENTRY_OVERHEAD_BYTES = 384
+
+
+def entry_bytes(edit_id: str, origin: EditOrigin) -> int:
+    """The bytes ``MemoryLedger`` counts for remembering ``edit_id`` from ``origin``, counted high: the strings
+    of one answer's ids are shared, and each id counts them all."""
+    strings = sum(sys.getsizeof(getattr(origin, name)) for name in ORIGIN_FIELDS)
+    return ENTRY_OVERHEAD_BYTES + sys.getsizeof(edit_id) + strings
+
+
 def _unique(edit_ids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(edit_ids))
 
 
-@dataclass
+@dataclass(slots=True)
 class _Entry:
     origin: EditOrigin
     at: float
+    size: int  # its ``entry_bytes``
     action: str | None = None
 
 
 class MemoryLedger:
-    """The ledger in this process; nothing is shared."""
+    """The ledger in this process; nothing is shared. It holds at most ``max_edits`` ids and ``max_bytes``
+    bytes of them (``entry_bytes``), forgetting the oldest first."""
 
     scope = "local"
 
-    def __init__(self, ttl_s: float, max_edits: int, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, ttl_s: float, max_edits: int, max_bytes: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         _check_bounds(ttl_s, max_edits)
+        if max_bytes < 1:
+            raise ValueError(f"max_bytes must be at least 1, not {max_bytes}")
         self.ttl_s = ttl_s
         self.max_edits = max_edits
+        self.max_bytes = max_bytes
+        self.bytes = 0  # the entry_bytes of the ids held
         self._clock = clock
         self._edits: OrderedDict[str, _Entry] = OrderedDict()  # oldest first
         self._counts: dict[tuple[str, str], Counts] = {}  # (experiment, run) -> counts
+
+    def _forget_oldest(self) -> None:
+        self.bytes -= self._edits.popitem(last=False)[1].size
 
     def _drop_expired(self, now: float) -> None:
         while self._edits:
             entry = next(iter(self._edits.values()))
             if now - entry.at < self.ttl_s:
                 return
-            self._edits.popitem(last=False)
+            self._forget_oldest()
 
     async def remember(self, origins: Mapping[str, EditOrigin]) -> None:
         now = self._clock()
         for edit_id, origin in origins.items():
-            self._edits.pop(edit_id, None)
-            self._edits[edit_id] = _Entry(origin, now)
-        while len(self._edits) > self.max_edits:
-            self._edits.popitem(last=False)
+            previous = self._edits.pop(edit_id, None)
+            if previous is not None:
+                self.bytes -= previous.size
+            entry = _Entry(origin, now, entry_bytes(edit_id, origin))
+            self._edits[edit_id] = entry
+            self.bytes += entry.size
+        while len(self._edits) > self.max_edits or self.bytes > self.max_bytes:
+            self._forget_oldest()
         self._drop_expired(now)
 
     def _add(self, origin: EditOrigin, action: str, delta: int) -> None:
@@ -345,8 +381,9 @@ class RedisLedger:
         await self.redis.aclose()
 
 
-def feedback_ledger(redis_url: str | None, prefix: str, ttl_s: float, max_edits: int) -> FeedbackLedger:
-    """A ``RedisLedger`` on ``redis_url`` (shared by the replicas), or a ``MemoryLedger`` without one."""
+def feedback_ledger(redis_url: str | None, prefix: str, ttl_s: float, max_edits: int, max_bytes: int) -> FeedbackLedger:
+    """A ``RedisLedger`` on ``redis_url`` (shared by the replicas), or a ``MemoryLedger`` of at most ``max_bytes``
+    without one."""
     if redis_url:
         return RedisLedger(redis_client(redis_url, REDIS_TIMEOUT_S), prefix, ttl_s, max_edits)
-    return MemoryLedger(ttl_s, max_edits)
+    return MemoryLedger(ttl_s, max_edits, max_bytes)

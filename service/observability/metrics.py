@@ -42,6 +42,8 @@ BATCH_TOKEN_BUCKETS = tuple(float(2**i) for i in range(3, 17))  # 8 .. 65536
 PASSES_BUCKETS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256)
 ACCEPTED_BUCKETS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64, 96, 128, 256)
 EDIT_BUCKETS = (0, 1, 2, 3, 4, 6, 8, 12, 16)
+# 30 buckets from 0.1 ms to 10 s: an idle loop's timer is late by well under a millisecond.
+LOOP_LAG_BUCKETS = log_buckets(0.0001, 10.0, 30)
 
 
 class Metrics:
@@ -57,6 +59,7 @@ class Metrics:
         self._add_queue_metrics()
         self._add_stream_metrics()
         self._add_cache_and_access_metrics()
+        self._add_loop_metrics()
         self.registry.register(_LogLinesDropped(f"{namespace}_log_lines_dropped"))
 
     def _counter(self, name: str, documentation: str, labels: Sequence[str] = ()) -> Counter:
@@ -125,6 +128,13 @@ class Metrics:
         )
         self.requests_in_progress = self._gauge(
             "requests_in_progress", "Requests being served (admitted, not yet answered).", ["route"]
+        )
+
+    def _add_loop_metrics(self) -> None:
+        about = "how late the event loop ran a timer it was asked to run (service.observability.loop_lag)"
+        self.loop_lag = self._gauge("event_loop_lag_seconds", f"The latest measure of {about}.")
+        self.loop_lags = self._histogram(
+            "event_loop_lag_distribution_seconds", f"Every measure of {about}.", [], LOOP_LAG_BUCKETS
         )
 
     def _add_queue_metrics(self) -> None:
@@ -311,6 +321,13 @@ class Metrics:
 
     def worker_job(self, queue: str, outcome: str, count: int = 1) -> None:
         self._child(self.worker_jobs, queue, outcome).inc(count)
+
+    # -- event loop -------------------------------------------------------------------------
+
+    def loop_lagged(self, seconds: float) -> None:
+        """One measure of the event loop's lag: the gauge takes it, the histogram counts it."""
+        self.loop_lag.set(seconds)
+        self.loop_lags.observe(seconds)
 
     # -- cache ------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ once; refused feedback counting nothing; expiry and the bound on remembered ids;
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -43,7 +44,7 @@ async def ledger_of(
     kind: str, prefix: str, ttl_s: float = 60.0, max_edits: int = 100, clock: Callable[[], float] | None = None
 ) -> AsyncIterator[FeedbackLedger]:
     if kind == "memory":
-        ledger: FeedbackLedger = MemoryLedger(ttl_s, max_edits, clock) if clock else MemoryLedger(ttl_s, max_edits)
+        ledger: FeedbackLedger = MemoryLedger(ttl_s, max_edits, 2**30, clock or time.monotonic)
     else:
         ledger = RedisLedger(redis_client(REDIS_URL, 2.0), prefix, ttl_s, max_edits)
     try:
@@ -233,8 +234,8 @@ def test_two_replicas_taking_the_same_ids_at_once_count_them_once(redis_prefix: 
 
 def test_the_factory_picks_redis_with_a_url(redis_prefix: str) -> None:
     async def scenario() -> None:
-        local = feedback_ledger(None, redis_prefix, 60.0, 10)
-        shared = feedback_ledger(REDIS_URL, redis_prefix, 60.0, 10)
+        local = feedback_ledger(None, redis_prefix, 60.0, 10, 2**20)
+        shared = feedback_ledger(REDIS_URL, redis_prefix, 60.0, 10, 2**20)
         try:
             assert isinstance(local, MemoryLedger) and local.scope == "local"
             assert isinstance(shared, RedisLedger) and shared.scope == "cluster"
