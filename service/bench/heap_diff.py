@@ -1,7 +1,7 @@
 """What the server's Python heap gained between two moments: ``gecserve serve`` under tracemalloc, two snapshots.
 
     GECSERVE_MODEL_PATH=tests/fixtures/tiny-gec GECSERVE_CACHE_SIZE=0 \\
-        python -m loadtest.heap_diff --first 60 --last 240 --out heap-diff.txt [serve's flags]
+        python -m service.bench.heap_diff --first 60 --last 240 --out heap-diff.txt [serve's flags]
 
 Starts tracing (one frame an allocation), serves as ``gecserve serve`` does (settings from the environment and the
 flags), snapshots the heap ``--first`` and ``--last`` seconds after start, and writes to ``--out`` the allocation
@@ -40,7 +40,9 @@ def diff_later(first_s: float, last_s: float, out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m loadtest.heap_diff", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m service.bench.heap_diff",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--first", type=float, default=60.0, help="seconds after start of the first snapshot")
     parser.add_argument("--last", type=float, default=240.0, help="seconds after start of the second")
