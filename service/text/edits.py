@@ -61,6 +61,11 @@ def _walk(text: str) -> list[str]:
     return tokens
 
 
+def cased_like(word: str, like: str) -> str:
+    """``word`` (lowercase) with a capital first letter where ``like``, the word it replaces, has one."""
+    return word[:1].upper() + word[1:] if like[:1].isupper() else word
+
+
 def extract_edits(source: str, corrected: str) -> list[Edit]:
     """Minimal word-level edits that turn ``source`` into ``corrected`` (see the module docstring)."""
     if source == corrected:  # most sentences: no diff to run

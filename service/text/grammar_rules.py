@@ -22,6 +22,8 @@ from functools import lru_cache
 
 import lemminflect
 
+from service.text.edits import cased_like
+
 __all__ = ["RULE_KINDS", "RuleEdit", "RuleKind", "find_rule_edits"]
 
 
@@ -129,12 +131,8 @@ def _only_verb_tag(lower: str, tag: str, noun_too: bool = False) -> bool:
     return forms == {tag}
 
 
-def _case_like(model: str, word: str) -> str:
-    return word[0].upper() + word[1:] if model[:1].isupper() else word
-
-
 def _edit(token: _Token, replacement: str, kind: str, context: tuple[int, int]) -> RuleEdit:
-    return RuleEdit(token.start, token.end, token.text, _case_like(token.text, replacement), kind, context)
+    return RuleEdit(token.start, token.end, token.text, cased_like(replacement, token.text), kind, context)
 
 
 # -- repeated words ---------------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from service.text import guard
-from service.text.edits import apply_edits, extract_edits
+from service.text.edits import apply_edits, cased_like, extract_edits
 from service.text.ngrams import NgramModel, token_key, tokens_with_spans
 
 ARTICLES = ("a", "an", "the")
@@ -63,7 +63,7 @@ def proposals(text: str, tokens: Sequence[str], spans: Sequence[tuple[int, int]]
         for group in (ARTICLES, PREPOSITIONS):
             if token in group:
                 found += [
-                    Proposal(start, end, _cased(other, written), position, 1, (other,))
+                    Proposal(start, end, cased_like(other, written), position, 1, (other,))
                     for other in group
                     if other != token
                 ]
@@ -72,10 +72,6 @@ def proposals(text: str, tokens: Sequence[str], spans: Sequence[tuple[int, int]]
         if written.isalpha() and written.islower() and token not in ARTICLES and tokens[position - 1] not in ARTICLES:
             found += [Proposal(start, start, article + " ", position, 0, (article,)) for article in ARTICLES]
     return found
-
-
-def _cased(word: str, like: str) -> str:
-    return word.capitalize() if like[:1].isupper() else word
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from typing import Protocol
 from symspellpy import SymSpell, Verbosity
 
 from service.text.classify import osa_distance, plausible_distance
-from service.text.edits import Edit
+from service.text.edits import Edit, cased_like
 from service.text.inflections import irregular_forms
 from service.text.informal import informal
 from service.text.ranking import Ranker
@@ -284,7 +284,7 @@ class Speller:
                 after = context[index + 1][2] if index + 1 < len(context) else END
                 suggestion = self.suggest(lower, before, after)
                 if suggestion is not None:
-                    replacement = suggestion if word.islower() else suggestion[0].upper() + suggestion[1:]
+                    replacement = cased_like(suggestion, word)
                     edits.append(Edit(start, start + len(word), word, replacement))
         return edits
 

@@ -251,7 +251,7 @@ def _overlaps(edit: Edit, start: int, end: int) -> bool:
     return edit.start <= end and edit.end >= start
 
 
-def _edit_id(unit: Unit, edit: Edit) -> str:
+def edit_id(unit: Unit, edit: Edit) -> str:
     """Stable while the sentence is unchanged: a hash of the sentence text and the edit within it."""
     key = f"{unit.normalized.text}\x00{edit.start - unit.start}\x00{edit.original}\x00{edit.replacement}"
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
@@ -382,7 +382,7 @@ def unit_edits(
         ]
         typed.append(
             TypedEdit(
-                _edit_id(unit, edit),
+                edit_id(unit, edit),
                 edit.start,
                 edit.end,
                 edit.original,

@@ -11,14 +11,13 @@ are. The case of the word is kept ("Colour" -> "Color").
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 
 from service.text.dialects import DIALECT_CODE, Dialect, replacements
-from service.text.edits import Edit, apply_edits
+from service.text.edits import Edit, apply_edits, cased_like
 from service.text.messages import explain_dialect
-from service.text.units import Assembled, TypedEdit, Unit
+from service.text.units import Assembled, TypedEdit, Unit, edit_id
 
 _WORD = re.compile(r"(?<![\w'’-])[A-Za-z]+(?![\w-])")
 _FIRST = re.compile(r"[^A-Za-z]*")  # what may stand before a sentence's first word
@@ -62,11 +61,10 @@ def _unit_variants(unit: Unit, table: dict[str, tuple[str, float]], dialect: Dia
         start, end = unit.start + match.start(), unit.start + match.end()
         if any(span.start < end and start < span.end for span in unit.protected):
             continue
-        replacement = _with_case(found[0], word)
-        key = f"{source}\x00{match.start()}\x00{word}\x00{replacement}".encode("utf-8", "surrogatepass")
+        replacement = cased_like(found[0], word)
         edits.append(
             TypedEdit(
-                id=hashlib.blake2b(key, digest_size=6).hexdigest(),
+                id=edit_id(unit, Edit(start, end, word, replacement)),
                 start=start,
                 end=end,
                 original=word,
@@ -84,8 +82,3 @@ def _unit_variants(unit: Unit, table: dict[str, tuple[str, float]], dialect: Dia
 def _cased_as_common_word(word: str, starts_sentence: bool) -> bool:
     """Lowercase, or capitalised at the start of its sentence: not a name, not an acronym."""
     return word.islower() or (starts_sentence and word[0].isupper() and word[1:].islower())
-
-
-def _with_case(replacement: str, word: str) -> str:
-    """``replacement`` (lowercase) cased as ``word``."""
-    return replacement.capitalize() if word[0].isupper() else replacement
