@@ -224,12 +224,17 @@ def with_rules(unit: Unit, corrected: str | None, paragraph: str) -> tuple[str, 
     output = view if corrected is None else corrected
     if not unit.decoded_by_model:
         return output, {}
+    before = unit.start  # the paragraph's last character before the unit, spaces aside (no copy of the paragraph)
+    while before and paragraph[before - 1].isspace():
+        before -= 1
+    rules = find_rule_edits(view, not before or paragraph[before - 1] in _SENTENCE_END)
+    if not rules:  # most sentences: the model's output is not diffed here as well as by the assembly
+        return output, {}
     model_edits = extract_edits(view, output)
     made = {(e.start, e.end, e.replacement) for e in model_edits}
-    starts = paragraph[: unit.start].rstrip()
     taken: list[Edit] = []
     confidences: dict[Key, float] = {}
-    for rule in find_rule_edits(view, not starts or starts[-1] in _SENTENCE_END):
+    for rule in rules:
         own = extract_edits(view, apply_edits(view, [Edit(rule.start, rule.end, rule.original, rule.replacement)]))
         keys = {(e.start, e.end, e.replacement) for e in own}
         if keys <= made:
