@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from service.engine.tokenization import TextCodec
+from service.text.grammar_rules import find_rule_edits
 from service.text.offsets import Utf16Index
 from service.text.protect import find_protected
 from service.text.script import SPECIAL_SPELLINGS, editable
@@ -66,8 +67,10 @@ def rebuilt_codepoints(paragraph: str, edits: Sequence[TypedEdit]) -> str:
 @given(hostile_texts)
 def test_text_the_model_leaves_alone_comes_back_byte_identical(paragraph: str) -> None:
     """The model gives back the tokens it was given: the paragraph comes back byte for byte (lone
-    surrogates, controls and line breaks as they were), with no edit."""
+    surrogates, controls and line breaks as they were), with no edit. (A sentence the rule stage corrects, such as
+    one of five words or more starting with "i", is not left alone: ``tests/text/test_grammar_rules.py``.)"""
     units = plan(paragraph)
+    assume(not any(find_rule_edits(unit.normalized.text) for unit in units if unit.decoded_by_model))
     echoed = [CODEC.decode(unit.tokens) if unit.decoded_by_model else unit.normalized.text for unit in units]
     assembled = assemble(paragraph, units, echoed)
     corrected, edits = assembled.text, assembled.edits
