@@ -88,7 +88,20 @@ class Settings(BaseSettings):
         le=1,
         description="503 at once when the queued work ahead and the request's own are estimated to take more than "
         "this share of the time left to the deadline, never on an idle queue (nothing queued ahead, nothing running) "
-        "(0 = off)",
+        "(0 = off); the gateway's own load (the event loop's lag and the requests in flight) is held to the same "
+        "share (GECSERVE_ADMIT_BY_LOAD)",
+    )
+    admit_by_load: bool = Field(
+        True,
+        description="503 at once, before any preprocessing, also when the event loop's lag and the requests in flight "
+        "(at the CPU time an answer takes now) are estimated to take more than GECSERVE_ADMIT_WITHIN of the time left "
+        "to the deadline, never with no request in flight",
+    )
+    loop_lag_smoothing_s: float = Field(
+        1.0,
+        gt=0,
+        description="the event loop's lag that admission by load counts is smoothed exponentially over this long (a "
+        "change counts for 63% after it)",
     )
     request_timeout_s: float = Field(10.0, gt=0, description="deadline of a request (504 past it)")
     max_text_chars: int = Field(20_000, ge=1, description="longest text accepted (413 above)")

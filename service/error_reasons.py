@@ -48,7 +48,12 @@ class ErrorReason(StrEnum):
     INVALID = "invalid", 422, "INVALID_ARGUMENT", "a body or fields that are not valid"
     RATE_LIMITED = "rate_limited", 429, "RESOURCE_EXHAUSTED", "a key over its rate limit"
     INTERNAL = "internal", 500, "INTERNAL", "a failure inside the service on this request"
-    OVERLOADED = "overloaded", 503, "UNAVAILABLE", "a full queue, or more work ahead than the deadline allows"
+    OVERLOADED = (
+        "overloaded",
+        503,
+        "UNAVAILABLE",
+        "a full queue, or more work ahead (queued, or in flight on a lagging event loop) than the deadline allows",
+    )
     NOT_READY = "not_ready", 503, "UNAVAILABLE", "loading, shutting down, or no live engine worker"
     STORE_UNAVAILABLE = "store_unavailable", 503, "UNAVAILABLE", "the Redis store of experiments or words is down"
     DEADLINE = "deadline", 504, "DEADLINE_EXCEEDED", "past the request's deadline"

@@ -67,9 +67,10 @@ class _HttpServer(uvicorn.Server):
 
 async def serve(settings: Settings, listener: socket.socket, flags: Mapping[str, str] | None = None) -> None:
     """Serve HTTP on ``listener`` and gRPC until SIGTERM/SIGINT, then drain (the module docstring); the event
-    loop's lag measured all along (``gecserve_event_loop_lag_seconds``)."""
+    loop's lag measured all along (``gecserve_event_loop_lag_seconds``) and counted by admission
+    (``Pipeline.loop_lagged``)."""
     gateway = Gateway(settings)
-    async with watch_loop_lag(gateway.pipeline.metrics.loop_lagged):
+    async with watch_loop_lag(gateway.pipeline.loop_lagged):
         await _serve(settings, gateway, listener, flags)
 
 

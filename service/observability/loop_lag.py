@@ -6,7 +6,8 @@ fraction of a millisecond; a loop busy with other callbacks (parsing, preprocess
 when they yield, so the lag is the wait any callback made ready at that moment had before it ran: the time a
 request loses before its handler runs. Node.js services export the same measure (``eventloop_lag_seconds``);
 here ``gecserve_event_loop_lag_seconds`` (the latest measure) and
-``gecserve_event_loop_lag_distribution_seconds`` (every measure, a histogram for its percentiles).
+``gecserve_event_loop_lag_distribution_seconds`` (every measure, a histogram for its percentiles). The server's
+admission counts it too, smoothed (``service.pipeline.load_admission``): ``record`` is called on the loop's thread.
 """
 
 from __future__ import annotations

@@ -129,6 +129,12 @@ class Metrics:
         self.requests_in_progress = self._gauge(
             "requests_in_progress", "Requests being served (admitted, not yet answered).", ["route"]
         )
+        self.requests_shed = self._counter(
+            "requests_shed",
+            "Requests refused with 503 at admission, before any preprocessing, by reason: the event loop's lag "
+            "(loop_lag), the lag and the requests in flight (in_flight), the work in the request's queue (queue).",
+            ["reason"],
+        )
 
     def _add_loop_metrics(self) -> None:
         about = "how late the event loop ran a timer it was asked to run (service.observability.loop_lag)"
@@ -238,6 +244,10 @@ class Metrics:
     def in_progress_total(self) -> float:
         """Requests being served now, every route together."""
         return sum(sample.value for metric in self.requests_in_progress.collect() for sample in metric.samples)
+
+    def shed(self, reason: str) -> None:
+        """A request refused at admission (``requests_shed``'s reasons)."""
+        self._child(self.requests_shed, reason).inc()
 
     def observe_request(self, api: str, route: str, experiment: str, arm: str, outcome: str, seconds: float) -> None:
         self._child(self.request_seconds, api, route, experiment, arm, outcome).observe(seconds)

@@ -4,7 +4,9 @@
 request's deadline and records it once, here: Prometheus (by API, route, experiment, arm and
 outcome), the live numbers of ``/v1/stats``, and the experiment's own numbers.
 
-A correction: validate -> route to an arm (``service.experiments``) and to the model it runs on (the arm's,
+Every request first passes admission by the gateway's load (503 at once when the event loop's lag and the requests
+in flight say it cannot be answered in time: ``service.pipeline.load_admission``). A correction: validate -> route to
+an arm (``service.experiments``) and to the model it runs on (the arm's,
 else the request's, else the default; ``service.repository``), held until the answer is ready -> admission
 (503 at once when the arm's queue cannot serve it in time) -> preprocess (parallel workers: protected spans, sentences,
 languages, normalise, spell unless the request turns it off, tokenize) -> the sentence cache and the
@@ -50,6 +52,7 @@ from service.pipeline.errors import (
     InternalError,
     InvalidRequestError,
     NotReadyError,
+    OverloadedError,
     PayloadTooLargeError,
     RequestDeadlineError,
     RequestError,
@@ -59,6 +62,7 @@ from service.pipeline.errors import (
     UnknownModelRequestError,
     status_of,
 )
+from service.pipeline.load_admission import QUEUE, LoadAdmission
 from service.pipeline.queues import GENERATE_QUEUE
 from service.pipeline.served import ServedModel
 from service.pipeline.shadow import ShadowComparer
@@ -166,6 +170,9 @@ class Pipeline:
         self.feedback_ledger = feedback
         self.startup = startup
         self.words = words
+        self.admission = LoadAdmission(
+            settings.admit_within if settings.admit_by_load else 0.0, settings.loop_lag_smoothing_s
+        )
         self.ready = False
         self.draining = False  # shutting down: readiness is off (``serving``), requests are still taken while ready
         self._remember_down_until = 0.0  # the feedback store failed: answers skip it until then
@@ -207,6 +214,11 @@ class Pipeline:
         """Rewrites of ``request.text``: what both APIs call."""
         return await self._serve(api, "generate", timeout, self._generate, request)
 
+    def loop_lagged(self, seconds: float) -> None:
+        """One measure of the event loop's lag, on the loop's thread: the metrics and admission by load take it."""
+        self.metrics.loop_lagged(seconds)
+        self.admission.tick(seconds)
+
     def refused(self, api: str, route: str, reason: str) -> None:
         """A request the API refused before it reached the pipeline (fields that do not validate)."""
         self._account(_Record(api, route), 0.0, reason)
@@ -225,8 +237,10 @@ class Pipeline:
         outcome = CANCELLED  # what is left when the caller went away (the task was cancelled)
         try:
             with self.metrics.in_progress(route):
-                async with asyncio.timeout(seconds):
-                    result = await work(request, record, started + seconds)
+                self._admit(started + seconds, started)
+                with self.admission.serving():
+                    async with asyncio.timeout(seconds):
+                        result = await work(request, record, started + seconds)
             outcome = OK
             return result
         except TimeoutError as error:
@@ -241,6 +255,23 @@ class Pipeline:
             raise InternalError(f"the {route} request failed inside the service: {type(error).__name__}") from error
         finally:
             self._account(record, time.monotonic() - started, outcome)
+
+    def _admit(self, deadline: float, now: float) -> None:
+        """503 at once, before anything is spent on the request, when the gateway's load says it cannot be answered
+        by ``deadline`` (``service.pipeline.load_admission``)."""
+        refusal = self.admission.refusal(deadline, now)
+        if refusal is not None:
+            self.metrics.shed(refusal.reason)
+            raise OverloadedError(refusal.message, retry_after=refusal.retry_after)
+
+    def _admit_to_queue(self, model: ServedModel, arm: Arm | None, priority: Priority, deadline: float) -> None:
+        """503 at once, before preprocessing, when the request's queue holds more work than its deadline allows
+        (``SentenceDispatcher.check_admission``; ``arm`` None: the ``generate`` queue)."""
+        try:
+            model.dispatcher.check_admission(arm, priority, deadline)
+        except OverloadedError:
+            self.metrics.shed(QUEUE)
+            raise
 
     def _account(self, record: _Record, seconds: float, outcome: str) -> None:
         experiment, arm = record.experiment, record.arm
@@ -340,7 +371,7 @@ class Pipeline:
             )
         keep_bias = self.keep_bias(model, routed.arm, request.level, request.keep_bias)
         priority = self._priority(request.texts)
-        model.dispatcher.check_admission(routed.arm, priority, deadline)
+        self._admit_to_queue(model, routed.arm, priority, deadline)
         timings = record.timings
         started = time.monotonic()
         plans = await model.preprocessor.plan(request.texts, request.spelling)
@@ -489,7 +520,7 @@ class Pipeline:
     async def _generate_with(
         self, model: ServedModel, request: GenerateRequest, record: _Record, deadline: float
     ) -> GenerateResult:
-        model.dispatcher.check_admission(None, Priority.INTERACTIVE, deadline)
+        self._admit_to_queue(model, None, Priority.INTERACTIVE, deadline)
         params = DecodeParams(
             max_new_tokens=request.max_new_tokens,
             num_beams=request.num_beams,

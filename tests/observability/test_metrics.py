@@ -49,6 +49,7 @@ def test_every_observation_is_exposed() -> None:
     m.batch_error("accelerated", "runner")
     m.set_queue("accelerated", 5, 2)
     m.cache_lookup("memory", 3, 1)
+    m.shed("in_flight")
 
     got = samples(m)
     assert all(name.startswith("gecserve_") for name, _ in got)
@@ -78,6 +79,7 @@ def test_every_observation_is_exposed() -> None:
     assert value(m, "gecserve_in_flight", **q) == 2
     assert value(m, "gecserve_cache_lookups_total", level="memory", result="hit") == 3
     assert value(m, "gecserve_cache_lookups_total", level="memory", result="miss") == 1
+    assert value(m, "gecserve_requests_shed_total", reason="in_flight") == 1
 
 
 def test_registries_are_independent() -> None:
