@@ -5,20 +5,18 @@ request's deadline and records it once, here: Prometheus (by API, route, experim
 outcome), the live numbers of ``/v1/stats``, and the experiment's own numbers.
 
 Every request first passes admission by the gateway's load (503 at once when the event loop's lag and the requests
-in flight say it cannot be answered in time: ``service.pipeline.load_admission``). A correction: validate -> route to
-an arm (``service.experiments``) and to the model it runs on (the arm's,
-else the request's, else the default; ``service.repository``), held until the answer is ready -> admission
-(503 at once when the arm's queue cannot serve it in time) -> preprocess (parallel workers: protected spans, sentences,
-languages, normalise, spell unless the request turns it off, tokenize) -> the sentence cache and the
-sentences already in flight -> the arm's auto-batching queue -> the guard, the rule stage's edits joined to the
-model's, and edits with offsets and their confidence, those under the request's threshold (its level's or
-``min_confidence``) held back -> with a dialect named (``language``), its spelling variants
-(``service.text.variants``) -> none that changes a word of the writer's dictionary. A rewrite (``/v1/generate``)
-takes the same path to its own queue, without the cache. When the experiment samples the request for a shadow
-comparison, its sentences also go through the shadow arm
-after the answer is ready, at the lowest priority. Each answer's edit ids are remembered with where they
-came from (request, experiment, arm, model, edit type), so that writers' feedback on them
-(``feedback``) counts for the arm that made them.
+in flight say it cannot be answered in time: ``service.pipeline.load_admission``). A correction: validate -> route
+to an arm (``service.experiments``) and to the model it runs on (the arm's, else the request's, else the default;
+``service.repository``), held until the answer is ready -> admission (503 at once when the arm's queue cannot serve
+it in time) -> preprocess (parallel workers: protected spans, sentences, languages, normalise, spell unless the
+request turns it off, tokenize) -> the sentence cache and the sentences already in flight -> the arm's auto-batching
+queue -> the guard, the rule stage's edits joined to the model's, and edits with offsets and their confidence, those
+under the request's threshold (its level's or ``min_confidence``) held back -> with a dialect named (``language``),
+its spelling variants (``service.text.variants``) -> none that changes a word of the writer's dictionary. A rewrite
+(``/v1/generate``) takes the same path to its own queue, without the cache. When the experiment samples the request
+for a shadow comparison, its sentences also go through the shadow arm after the answer is ready, at the lowest
+priority. Each answer's edit ids are remembered with where they came from (request, experiment, arm, model, edit
+type), so that writers' feedback on them (``feedback``) counts for the arm that made them.
 """
 
 from __future__ import annotations

@@ -153,9 +153,9 @@ def test_a_real_loop_that_is_blocked_is_measured_and_refuses_a_request_that_woul
             await asyncio.sleep(0.05)
 
     asyncio.run(scenario())
-    # the loop's CPU while it was blocked was spent on the one answer (less than 0.3 s where other processes took
+    # the loop's CPU while it was blocked was spent on the one answer (up to 0.3 s: less where other processes took
     # some of the core)
-    assert 0.05 <= admission.s_per_answer <= 0.4
+    assert 0 < admission.s_per_answer <= 0.4
 
 
 def spin(seconds: float) -> None:
