@@ -13,16 +13,18 @@ before its deadline (``shed_reason``)::
   (``smoothing_s``, the time a change takes to count for 63%): the wait of any work made ready now.
 - in flight: requests admitted and not yet answered; the loop runs them in turn, so a new request is answered after
   their share of its time as well as its own.
-- seconds per answer: CPU time spent while requests were in flight, over the requests answered (refusals' CPU
-  included, since it is taken from the answers), each answer's weight halving ``half_life`` answers later; the loop
-  thread's own CPU (one thread runs the loop) or the process's over the cores it may use, whichever is more: both
-  are the least wall time an answer takes at the present pace, whatever the load. Until a first request is answered
-  it is 0 (only the lag counts).
+- seconds per answer: CPU time spent while requests were in flight, over the requests that left (answered or
+  refused), each one's weight halving ``half_life`` requests later; the loop thread's own CPU (one thread runs the
+  loop) or the process's over the cores it may use, whichever is more: both are the least wall time an answer takes
+  at the present pace, whatever the load. A refusal costs less than an answer, so counting it makes the figure
+  lower, never higher: counted against the answers alone, the CPU refusals take would make each refusal refuse
+  more (in a burst, more refusals, a dearer answer, fewer admitted). Until a first request has left it is 0 (only
+  the lag counts).
 
 The lag alone past the share is reason ``loop_lag``, the lag and the requests in flight together ``in_flight``. A
 request that finds none in flight is never refused so (it waits for nothing but the loop), and ``admit_within`` 0
 turns the refusal off. ``Retry-After`` is the time the requests in flight need. ``tick`` takes each measure of the
-lag and reads the CPU clocks: it is called on the event loop's thread (the loop-lag task), as are ``refusal`` and
+lag and reads the CPU clocks: it is called on the event loop's thread (the loop-lag task), as are ``admit`` and
 ``serving``.
 """
 
@@ -44,7 +46,7 @@ LOOP_LAG = "loop_lag"  # the loop's lag alone is more than the share of the time
 IN_FLIGHT = "in_flight"  # the lag and the requests in flight together are
 QUEUE = "queue"  # the request's queue holds more work than that (``Batcher.check_admission``)
 SHED_REASONS = (LOOP_LAG, IN_FLIGHT, QUEUE)
-HALF_LIFE_ANSWERS = 64.0  # answers after which an answer's CPU counts half in the seconds per answer
+HALF_LIFE_REQUESTS = 64.0  # requests after which a request's CPU counts half in the seconds per answer
 
 
 def shed_reason(
@@ -90,7 +92,7 @@ class LoadAdmission:
         smoothing_s: float,
         cores: int | None = None,
         clocks: Clocks | None = None,
-        half_life: float = HALF_LIFE_ANSWERS,
+        half_life: float = HALF_LIFE_REQUESTS,
     ) -> None:
         if not 0 <= admit_within <= 1 or smoothing_s <= 0 or half_life <= 0:
             raise ValueError("need 0 <= admit_within <= 1, smoothing_s > 0 and half_life > 0")
@@ -102,16 +104,16 @@ class LoadAdmission:
         self.in_flight = 0
         self.lag_s = 0.0  # smoothed
         self._busy = False  # a request was in flight since the last tick
-        self._answered = 0  # since the last tick
+        self._left = 0  # requests answered or refused since the last tick
         self._last = (self.clocks.wall(), self.clocks.thread_cpu(), self.clocks.process_cpu())
-        self._answers = self._loop_cpu = self._process_cpu = 0.0  # decayed sums over the answers
+        self._requests = self._loop_cpu = self._process_cpu = 0.0  # decayed sums over the requests that left
 
     @property
     def s_per_answer(self) -> float:
-        """The least wall time an answer takes at the present pace (0 before the first answer)."""
-        if self._answers <= 0:
+        """The least wall time an answer takes at the present pace (0 before a first request has left)."""
+        if self._requests <= 0:
             return 0.0
-        return max(self._loop_cpu, self._process_cpu / self.cores) / self._answers
+        return max(self._loop_cpu, self._process_cpu / self.cores) / self._requests
 
     def tick(self, lag_s: float) -> None:
         """One measure of the event loop's lag (on the loop's thread): smooth it in, and count the CPU spent since
@@ -121,23 +123,25 @@ class LoadAdmission:
         self._last = now
         self.lag_s += (lag_s - self.lag_s) * -math.expm1(-max(0.0, wall - last_wall) / self.smoothing_s)
         if self._busy:
-            decay = 0.5 ** (self._answered / self.half_life)
-            self._answers = self._answers * decay + self._answered
+            decay = 0.5 ** (self._left / self.half_life)
+            self._requests = self._requests * decay + self._left
             self._loop_cpu = self._loop_cpu * decay + (loop_cpu - last_loop)
             self._process_cpu = self._process_cpu * decay + (process_cpu - last_process)
-        self._answered = 0
+        self._left = 0
         self._busy = self.in_flight > 0
 
     def wait_s(self, requests: int) -> float:
         """The gateway's wait for ``requests`` requests at the present lag and pace."""
         return self.lag_s + requests * self.s_per_answer
 
-    def refusal(self, deadline: float, now: float) -> Refusal | None:
-        """Why a request due by ``deadline`` (``clocks.wall`` time) is refused now, or None: ``shed_reason``."""
+    def admit(self, deadline: float, now: float) -> Refusal | None:
+        """None to admit a request due by ``deadline`` (``clocks.wall`` time) now (then serve it in ``serving``), or
+        why it is refused (``shed_reason``; the refusal counts as a request that left)."""
         left = deadline - now
         reason = shed_reason(self.lag_s, self.in_flight, self.s_per_answer, left, self.admit_within)
         if reason is None:
             return None
+        self._left += 1
         wait = self.wait_s(self.in_flight + 1)
         message = (
             f"the service is too busy to answer in time: about {wait:.2f} s (event loop lag {self.lag_s:.3f} s, "
@@ -154,4 +158,4 @@ class LoadAdmission:
             yield
         finally:
             self.in_flight -= 1
-            self._answered += 1
+            self._left += 1

@@ -257,7 +257,7 @@ class Pipeline:
     def _admit(self, deadline: float, now: float) -> None:
         """503 at once, before anything is spent on the request, when the gateway's load says it cannot be answered
         by ``deadline`` (``service.pipeline.load_admission``)."""
-        refusal = self.admission.refusal(deadline, now)
+        refusal = self.admission.admit(deadline, now)
         if refusal is not None:
             self.metrics.shed(refusal.reason)
             raise OverloadedError(refusal.message, retry_after=refusal.retry_after)

@@ -106,12 +106,12 @@ def test_the_lag_is_smoothed_over_time_and_a_lagging_loop_refuses_what_it_cannot
     script.advance(1.0, 0, 0)
     admission.tick(0.4)
     assert admission.lag_s == pytest.approx(0.4 * (1 - math.exp(-2)))
-    assert admission.refusal(deadline=0.5, now=0.0) is None  # nothing in flight: never refused
+    assert admission.admit(deadline=0.5, now=0.0) is None  # nothing in flight: never refused
     with admission.serving():
-        refused = admission.refusal(deadline=0.5, now=0.0)
+        refused = admission.admit(deadline=0.5, now=0.0)
         assert refused is not None and refused.reason == LOOP_LAG
         assert refused.retry_after == "1"
-        assert admission.refusal(deadline=10.0, now=0.0) is None  # 0.35 s of lag is within half of 10 s
+        assert admission.admit(deadline=10.0, now=0.0) is None  # 0.35 s of lag is within half of 10 s
 
 
 def test_the_requests_in_flight_refuse_what_they_would_keep_past_the_deadline() -> None:
@@ -124,15 +124,29 @@ def test_the_requests_in_flight_refuse_what_they_would_keep_past_the_deadline() 
     for request in serving:
         request.__enter__()
     try:
-        assert admission.refusal(deadline=2.0, now=0.0) is None  # 100 x 10 ms = 1 s: within half of 2 s
-        refused = admission.refusal(deadline=1.9, now=0.0)
+        assert admission.admit(deadline=2.0, now=0.0) is None  # 100 x 10 ms = 1 s: within half of 2 s
+        refused = admission.admit(deadline=1.9, now=0.0)
         assert refused is not None and refused.reason == IN_FLIGHT and "99 requests in flight" in refused.message
         assert refused.retry_after == "1"
     finally:
         for request in serving:
             request.__exit__(None, None, None)
     assert admission.in_flight == 0
-    assert LoadAdmission(0.0, 1.0).refusal(deadline=0.0, now=1.0) is None  # off
+    assert LoadAdmission(0.0, 1.0).admit(deadline=0.0, now=1.0) is None  # off
+
+
+def test_a_refusal_counts_as_a_request_that_left_so_refusing_never_makes_an_answer_dearer() -> None:
+    script = Script()
+    admission = LoadAdmission(0.5, smoothing_s=1.0, cores=1, clocks=script.clocks(), half_life=math.inf)
+    with admission.serving():
+        script.advance(0.01, 0.01, 0.01)
+    admission.tick(0.0)  # 10 ms an answer
+    with admission.serving():
+        for _ in range(10):  # refused: 2 x 10 ms is more than half of 30 ms; each refusal takes 1 ms
+            assert admission.admit(deadline=0.03, now=0.0) is not None
+            script.advance(0.001, 0.001, 0.001)
+        admission.tick(0.0)
+        assert admission.s_per_answer == pytest.approx((0.01 + 0.01) / 11)  # lower, not (0.01 + 0.01) / 1
 
 
 def test_a_real_loop_that_is_blocked_is_measured_and_refuses_a_request_that_would_wait_for_it() -> None:
@@ -147,7 +161,7 @@ def test_a_real_loop_that_is_blocked_is_measured_and_refuses_a_request_that_woul
                 await asyncio.sleep(0.02)
                 assert admission.lag_s > 0.1
                 now = time.monotonic()
-                refused = admission.refusal(deadline=now + 0.2, now=now)
+                refused = admission.admit(deadline=now + 0.2, now=now)
                 assert refused is not None and refused.reason == LOOP_LAG
                 assert admission.s_per_answer == 0.0  # nothing answered yet
             await asyncio.sleep(0.05)
