@@ -9,7 +9,7 @@ import grpc
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from service.api.proto import gecserve_pb2_grpc as pb_grpc
+from service.api.grpc.proto import gecserve_pb2_grpc as pb_grpc
 from tests.waiting import wait_for as wait_for  # re-exported: the API tests wait with these
 from tests.waiting import wait_until as wait_until
 

@@ -12,9 +12,9 @@ import httpx
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from service.api.access import OPEN_PATHS
-from service.api.auth import hash_key
-from service.api.proto import gecserve_pb2 as pb
+from service.api.access.auth import hash_key
+from service.api.access.control import OPEN_PATHS
+from service.api.grpc.proto import gecserve_pb2 as pb
 from tests.api.clients import grpc_call, grpc_error, metric, post
 from tests.api.server import RunningServer, free_port, start_server
 from tests.conftest import REDIS_URL

@@ -8,7 +8,7 @@ import io
 import pytest
 from pydantic import SecretStr
 
-from service.api.auth import KeyFileError, KeyRing, hash_key, load_keys, parse_entry, same_secret
+from service.api.access.auth import KeyFileError, KeyRing, hash_key, load_keys, parse_entry, same_secret
 from service.commands import keys as keys_command
 
 ALICE, BOB = "alice-key-0123", "bob-key-4567"

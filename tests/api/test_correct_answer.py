@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from service.api.correction import correct_answer
+from service.api.http.correction import correct_answer
 from service.api.schemas import CorrectResponse
 from service.pipeline.types import Correction, CorrectResult, EditOut, Timings
 

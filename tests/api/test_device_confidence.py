@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.api.dashboard import STATIC
-from service.api.device import RUNTIME, RUNTIME_DIR
+from service.api.http.dashboard import STATIC
+from service.api.http.device import RUNTIME, RUNTIME_DIR
 from service.config import DEFAULT_MODEL
 from service.engine.decoding.types import DecodeParams
 from service.engine.engine import Engine

@@ -1,4 +1,4 @@
-"""``/device/model.json`` and ``/device/files/...`` (``service/api/device.py``) from a real server: what the device
+"""``/device/model.json`` and ``/device/files/...`` (``service/api/http/device.py``) from a real server: what the device
 engine downloads, compressed, cached under URLs that carry each file's SHA-256, refused by name or digest, and no
 device engine where the model has no int8 variant or the runtime is not installed; the policy and the word list are
 the service's (``service.text.device_confidence``), with the model's device fit where it has one."""
@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from service.api.device import POLICY_FILE, RUNTIME, RUNTIME_DIR, WORDS_FILE, DeviceFiles
+from service.api.http.device import POLICY_FILE, RUNTIME, RUNTIME_DIR, WORDS_FILE, DeviceFiles
 from service.config import DEFAULT_MODEL
 from service.engine.manifest import ModelManifest, level_keep_bias
 from service.text import device_confidence

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.api.dashboard import STATIC
+from service.api.http.dashboard import STATIC
 from service.config import DEFAULT_MODEL
 from service.engine.decoding.alignment import Alignment
 from service.engine.manifest import ModelManifest

@@ -11,8 +11,8 @@ import grpc
 import httpx
 import pytest
 
-from service.api.errors import FRAMEWORK_REASONS
-from service.api.http import create_app  # the app: every module defining an error class is imported
+from service.api.http.app import create_app  # the app: every module defining an error class is imported
+from service.api.http.errors import FRAMEWORK_REASONS
 from service.error_reasons import ErrorReason
 from service.pipeline.errors import RequestError, status_of
 from tests.api.server import RunningServer

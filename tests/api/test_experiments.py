@@ -10,7 +10,7 @@ import httpx
 import pytest
 import yaml
 
-from service.api.proto import gecserve_pb2 as pb
+from service.api.grpc.proto import gecserve_pb2 as pb
 from service.experiments.assignment import bucket_of, initial_table, rebalance
 from tests.api.clients import grpc_call, post, wait_for
 from tests.api.server import RunningServer, start_server

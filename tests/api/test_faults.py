@@ -27,8 +27,8 @@ import yaml
 
 from loadtest.spawn import RunningWorker, start_worker
 from loadtest.spawn import start_server as spawn_server
-from service.api.proto import gecserve_pb2 as pb
-from service.api.proto import gecserve_pb2_grpc as pb_grpc
+from service.api.grpc.proto import gecserve_pb2 as pb
+from service.api.grpc.proto import gecserve_pb2_grpc as pb_grpc
 from service.config import DEFAULT_MODEL
 from tests.api.clients import in_progress, metric, post, wait_for, wait_until
 from tests.api.private_redis import PrivateRedis

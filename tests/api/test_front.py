@@ -10,7 +10,7 @@ import re
 import httpx
 import pytest
 
-from service.api.front import page_urls
+from service.api.http.front import page_urls
 from service.config import DEFAULT_MODEL
 from tests.api.server import RunningServer
 

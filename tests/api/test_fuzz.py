@@ -38,8 +38,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from service.api.access import OPEN_PATHS, OPEN_PREFIXES, SELF_CHECKED
-from service.api.auth import hash_key
+from service.api.access.auth import hash_key
+from service.api.access.control import OPEN_PATHS, OPEN_PREFIXES, SELF_CHECKED
 from tests.api.server import RunningServer, start_server
 from tests.api.test_experiments import EXPERIMENT, KEY
 
@@ -169,7 +169,7 @@ def test_generated_requests_get_no_5xx_and_conforming_answers(fuzz_server: Runni
 
 
 def _guarded(path: str) -> bool:
-    """True for the routes that need a key (``service.api.access``)."""
+    """True for the routes that need a key (``service.api.access.control``)."""
     return path not in OPEN_PATHS and not path.startswith(OPEN_PREFIXES)
 
 

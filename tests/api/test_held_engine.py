@@ -16,10 +16,10 @@ import pytest
 import uvicorn
 
 from loadtest.spawn import free_port
-from service.api.grpc_service import create_grpc_server
-from service.api.http import create_app
-from service.api.proto import gecserve_pb2 as pb
-from service.api.proto import gecserve_pb2_grpc as pb_grpc
+from service.api.grpc.proto import gecserve_pb2 as pb
+from service.api.grpc.proto import gecserve_pb2_grpc as pb_grpc
+from service.api.grpc.service import create_grpc_server
+from service.api.http.app import create_app
 from service.config import Settings
 from service.pipeline.pipeline import Pipeline
 from service.wiring import Gateway

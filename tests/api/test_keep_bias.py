@@ -8,7 +8,7 @@ import grpc
 import httpx
 import pytest
 
-from service.api.proto import gecserve_pb2 as pb
+from service.api.grpc.proto import gecserve_pb2 as pb
 from service.engine.manifest import ModelManifest
 from service.text.policy import LEVELS
 from tests.api.clients import grpc_call, grpc_error, post

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from models.fixture import clean_sentence, corrupt
-from service.api.proto import gecserve_pb2 as pb
+from service.api.grpc.proto import gecserve_pb2 as pb
 from tests.api.clients import grpc_error, metric, wait_for, wait_until
 from tests.api.server import start_server
 

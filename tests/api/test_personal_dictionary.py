@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from service.api.proto import gecserve_pb2 as pb
+from service.api.grpc.proto import gecserve_pb2 as pb
 from tests.api.clients import grpc_call, post
 from tests.api.server import RunningServer, start_server
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from service.api.proto import gecserve_pb2 as pb
+from service.api.grpc.proto import gecserve_pb2 as pb
 from tests.api.clients import grpc_call, post
 from tests.api.server import RunningServer
 from tests.text.test_protect import URLS

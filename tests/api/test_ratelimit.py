@@ -8,7 +8,7 @@ import time
 import pytest
 import redis
 
-from service.api.ratelimit import Bucket, RateLimiter, retry_after
+from service.api.access.ratelimit import Bucket, RateLimiter, retry_after
 from tests.api.server import free_port
 from tests.conftest import REDIS_URL
 

@@ -11,7 +11,7 @@ import grpc
 import httpx
 import pytest
 
-from service.api.proto import gecserve_pb2 as pb
+from service.api.grpc.proto import gecserve_pb2 as pb
 from tests.api.clients import grpc_call, grpc_error, wait_for
 from tests.api.server import RunningServer
 

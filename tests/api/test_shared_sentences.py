@@ -11,7 +11,7 @@ import asyncio
 import grpc
 import pytest
 
-from service.api.proto import gecserve_pb2 as pb
+from service.api.grpc.proto import gecserve_pb2 as pb
 from service.pipeline.pipeline import Pipeline
 from tests.api.clients import wait_until
 from tests.api.test_held_engine import BREAKING, HOLD_S, HeldEngine, Served, serving

@@ -16,7 +16,7 @@ import sys
 import httpx
 import pytest
 
-from service.api.proto import gecserve_pb2 as pb
+from service.api.grpc.proto import gecserve_pb2 as pb
 from service.config import DEFAULT_MODEL
 from service.text.protect import find_protected
 from service.text.script import SPECIAL_SPELLINGS

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from service.api.proto import gecserve_pb2 as pb
+from service.api.grpc.proto import gecserve_pb2 as pb
 from tests.api.clients import grpc_call, post, rebuild
 from tests.api.server import RunningServer, start_server
 

@@ -29,10 +29,10 @@ import requests
 import uvicorn
 
 from loadtest.spawn import free_port
-from service.api.access import SELF_CHECKED, guarded
-from service.api.auth import hash_key
-from service.api.http import create_app
-from service.api.words import LT_PATHS
+from service.api.access.auth import hash_key
+from service.api.access.control import SELF_CHECKED, guarded
+from service.api.http.app import create_app
+from service.api.http.words import LT_PATHS
 from service.config import Settings
 from service.observability.metrics import Metrics
 from service.pipeline.dictionary import MAX_WORD_CHARS

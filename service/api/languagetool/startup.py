@@ -8,8 +8,8 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse, Response
 
-from service.api.lt_matches import software
-from service.api.lt_params import LANGUAGES
+from service.api.languagetool.matches import software
+from service.api.languagetool.params import LANGUAGES
 from service.api.responses import TextJSONResponse, documented_errors
 from service.pipeline.pipeline import Pipeline
 from service.text.rules import RULES

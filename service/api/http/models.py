@@ -15,8 +15,8 @@ from fastapi import APIRouter, Depends
 from pydantic import SecretStr
 
 from service.api import schemas
-from service.api.admin import admin_guard
-from service.api.experiments import ConflictRequestError, JSONBodyRoute, NotFoundError
+from service.api.http.admin import admin_guard
+from service.api.http.experiments import ConflictRequestError, JSONBodyRoute, NotFoundError
 from service.api.responses import TextJSONResponse, documented_errors
 from service.engine.manifest import ModelFolderError
 from service.error_reasons import ErrorReason

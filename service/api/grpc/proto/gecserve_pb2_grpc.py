@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from service.api.proto import gecserve_pb2 as gecserve__pb2
+from service.api.grpc.proto import gecserve_pb2 as gecserve__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__

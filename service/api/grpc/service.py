@@ -6,7 +6,7 @@ protobuf (a string that is not UTF-8, say) is ``INVALID_ARGUMENT``, not an inter
 service registers its methods with a deserializer that reports the failure to the handler.
 
 Each call first takes its request id (metadata ``x-request-id``, or a new one) and is admitted by
-the same access control as HTTP (``access.py``: metadata ``authorization: Bearer KEY`` or
+the same access control as HTTP (``access/control.py``: metadata ``authorization: Bearer KEY`` or
 ``x-api-key``; UNAUTHENTICATED, or RESOURCE_EXHAUSTED with ``retry-after`` trailing metadata). The
 request id goes back in the initial metadata of an answer and the trailing metadata of an error.
 Health and reflection are other services, and stay open.
@@ -25,7 +25,7 @@ from grpc_reflection.v1alpha import reflection
 from pydantic import BaseModel, ValidationError
 
 from service.api import schemas
-from service.api.access import AccessControl, presented_key
+from service.api.access.control import AccessControl, presented_key
 from service.api.entry import (
     ARM_HEADER,
     correct_request,
@@ -34,7 +34,7 @@ from service.api.entry import (
     served_by,
     validation_message,
 )
-from service.api.proto import gecserve_pb2 as pb
+from service.api.grpc.proto import gecserve_pb2 as pb
 from service.observability.request_id import current_request_id, start_request
 from service.pipeline.errors import InvalidRequestError, RequestError
 from service.pipeline.pipeline import Pipeline

@@ -1,13 +1,13 @@
 """What the browser's ``device`` engine downloads: ``GET /device/model.json`` and the files it names.
 
-The device engine (``static/device/``, in a Web Worker) runs the default model's int8 graphs, unchanged, in
-onnxruntime-web's wasm backend, with the model's tokenizer read by ``@huggingface/tokenizers`` and, where the model
+The device engine (``service/web/static/device/``, in a Web Worker) runs the default model's int8 graphs, unchanged,
+in onnxruntime-web's wasm backend, with the model's tokenizer read by ``@huggingface/tokenizers`` and, where the model
 has one, its vocabulary (which sentences read as English). It applies the service's policy to its edits
 (``service.text.device_confidence``) with two files made here, from the service's own modules: ``policy`` (the
 device's confidence fit, ``device_confidence`` in the manifest, else the model's own probability; the levels'
 thresholds, the lexical classes' multipliers, the words the classes read) and ``words`` (``wordfreq``'s English list
 with each word's frequency, gzip: the worker decompresses it). Those two libraries
-are the *runtime*: ``make web`` installs them from ``package-lock.json`` into ``static/vendor/device/``.
+are the *runtime*: ``make web`` installs them from ``package-lock.json`` into ``service/web/static/vendor/device/``.
 ``/device/model.json`` says what the engine needs: the graphs' contract (special ids, prefixes, layers, heads), the
 keep bias of each level, the model's licence, and the URL of every file, which carries the file's SHA-256
 (``/device/files/{sha256}/{name}``): the bytes under a URL never change, so they are sent ``Cache-Control:
@@ -29,7 +29,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 
-from service.api.dashboard import STATIC
+from service.api.http.dashboard import STATIC
 from service.api.responses import error_response
 from service.engine.manifest import ModelManifest, file_sha256, level_keep_bias
 from service.error_reasons import ErrorReason

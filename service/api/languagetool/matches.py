@@ -24,7 +24,7 @@ import bisect
 from importlib.metadata import version
 from typing import Any
 
-from service.api.lt_params import CheckParams, Language, detected_language
+from service.api.languagetool.params import CheckParams, Language, detected_language
 from service.pipeline.types import Correction, EditOut
 from service.text.language import DetectedLanguage
 from service.text.offsets import Utf16Index, utf16_length

@@ -1,4 +1,4 @@
-"""The HTTP side of request ids, as a plain ASGI middleware (as ``limits.py``).
+"""The HTTP side of request ids, as a plain ASGI middleware (as ``access/limits.py``).
 
 It takes the request's ``X-Request-Id`` (or makes one: ``service/observability/request_id.py``),
 sets it for the task serving the request, so that every log line and error body of the request

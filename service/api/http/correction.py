@@ -1,6 +1,6 @@
 """The correction routes: ``POST /v1/correct`` and ``POST /v1/generate``, thin calls into the pipeline through the
-one request entry (``entry.py``). (No ``from __future__ import annotations`` here: FastAPI reads the generate
-route's body model, made for the served model, from its annotation.)"""
+one request entry (``service/api/entry.py``). (No ``from __future__ import annotations`` here: FastAPI reads the
+generate route's body model, made for the served model, from its annotation.)"""
 
 from typing import Any
 

@@ -4,13 +4,13 @@ with a server-URL setting: ``/v2/check`` and what clients call at start-up.
 ``/v2/check`` is served by ``Pipeline.correct`` like ``/v1/correct``: the same experiment assignment
 (``username`` as the sticky key), arm override (``X-Gecserve-Arm``), limits, deadline and records,
 under the route label ``lt_check``. The paragraph is corrected in code points and the answer's
-offsets converted to UTF-16 once, at the end (``lt_matches``): markup has to be mapped back and
+offsets converted to UTF-16 once, at the end (``matches.py``): markup has to be mapped back and
 context windows cut by characters first. The language of the text is detected on every check
 (``service.text.language``) and reported in the answer's ``language`` block as LanguageTool reports
 it. Errors are answered as LanguageTool answers them: plain text ``Error: ...`` with the status (400
 for parameters it refuses; 401 and 429 with ``Retry-After`` from access control; 413, 503 with
 ``Retry-After``, 504 as elsewhere in this service). With API keys
-configured ``/v2/check`` admits a request itself (``access.py``): LanguageTool's ``apiKey`` form
+configured ``/v2/check`` admits a request itself (``access/control.py``): LanguageTool's ``apiKey`` form
 field is a credential, as are this service's headers; the start-up routes stay open.
 """
 
@@ -23,11 +23,11 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 
 from service.api import schemas
-from service.api.access import AccessControl, presented_key
+from service.api.access.control import AccessControl, presented_key
 from service.api.entry import ARM_HEADER, correct_request, served_by, validation_message
-from service.api.lt_matches import check_answer
-from service.api.lt_params import CHECK_PARAMETERS, BadCheckRequestError, check_params, decode_form
-from service.api.lt_startup import PLAIN_ERROR, lt_error, plain_errors, startup_router
+from service.api.languagetool.matches import check_answer
+from service.api.languagetool.params import CHECK_PARAMETERS, BadCheckRequestError, check_params, decode_form
+from service.api.languagetool.startup import PLAIN_ERROR, lt_error, plain_errors, startup_router
 from service.api.responses import TextJSONResponse, documented_errors
 from service.error_reasons import ErrorReason
 from service.pipeline.errors import RequestError

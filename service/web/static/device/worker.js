@@ -1,6 +1,6 @@
 // The device engine's Web Worker: the model in the browser, off the page's thread.
 //
-// {type: "load", baseUrl, apiKey} reads /device/model.json (service/api/device.py), imports onnxruntime-web's wasm
+// {type: "load", baseUrl, apiKey} reads /device/model.json (service/api/http/device.py), imports onnxruntime-web's wasm
 // build and @huggingface/tokenizers from the URLs it names, fetches the int8 graphs, the tokenizer and the vocabulary
 // (gzip), the policy and the word list (kept in Cache Storage under URLs that carry their SHA-256) and answers
 // {type: "ready", info} or {type: "error"}. {type: "correct", id, text, keepBias, level, minConfidence} splits the

@@ -3,7 +3,7 @@
 With no key configured they answer 403, never open. The key is compared in constant time (the
 hashes of both, so not even its length shows) and never logged. The state-changing endpoints are
 the experiments' start, weights and stop (``experiments.py``); the others only read, or serve
-corrections. With API keys configured, reading needs an API key (or the admin key: ``access.py``).
+corrections. With API keys configured, reading needs an API key (or the admin key: ``access/control.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from fastapi import Header
 from pydantic import SecretStr
 
-from service.api.auth import UnauthorizedError, same_secret
+from service.api.access.auth import UnauthorizedError, same_secret
 from service.error_reasons import ErrorReason
 from service.pipeline.errors import RequestError
 

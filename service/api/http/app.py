@@ -1,14 +1,14 @@
 """The HTTP API (FastAPI): the application, its middlewares and its routes' modules (``correction.py``,
-``operations.py``, ``feedback.py``, ``experiments.py``, ``models.py``, ``languagetool.py``, ``words.py``, the
-front page, the dashboard, the editor page), with its errors (``errors.py``).
+``operations.py``, ``feedback.py``, ``experiments.py``, ``models.py``, ``words.py``, the front page, the dashboard,
+the editor page, and LanguageTool's, ``service/api/languagetool/``), with its errors (``errors.py``).
 
 Every error, on every route, has one shape: ``{"error": {"reason", "message", "request_id"}}``
-(``responses.py``). Around the routes, outermost first, plain ASGI middlewares: the request id
+(``service/api/responses.py``). Around the routes, outermost first, plain ASGI middlewares: the request id
 (``request_ids.py``); ``Connection: close`` on every answer while the service drains (after SIGTERM a
 client's pooled connection is closed after its answer, so its next request opens a connection to a
 replica that is not leaving, and never races the server closing the connection idle); CORS when
-``GECSERVE_CORS_ORIGINS`` names origins (Starlette's); API keys and rate limits (``access.py``); and the
-request-body limit (``limits.py``), which counts bytes as they arrive, so a chunked upload is cut off at
+``GECSERVE_CORS_ORIGINS`` names origins (Starlette's); API keys and rate limits (``access/control.py``); and the
+request-body limit (``access/limits.py``), which counts bytes as they arrive, so a chunked upload is cut off at
 the limit instead of being read in full first.
 """
 
@@ -18,23 +18,23 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.api.access import AccessControl, AccessMiddleware, declare_refusals
-from service.api.correction import correction_router
-from service.api.dashboard import mount_dashboard
-from service.api.device import device_router
-from service.api.editor import mount_editor
+from service.api.access.control import AccessControl, AccessMiddleware, declare_refusals
+from service.api.access.limits import BodyLimit
 from service.api.entry import ARM_HEADER, EXPERIMENT_HEADER
-from service.api.errors import ROUTES, install_error_handlers
-from service.api.experiments import experiments_router
-from service.api.feedback import feedback_router
-from service.api.front import mount_front
-from service.api.languagetool import languagetool_router
-from service.api.limits import BodyLimit
-from service.api.models import models_router
-from service.api.operations import operations_router
-from service.api.request_ids import RequestIds
+from service.api.http.correction import correction_router
+from service.api.http.dashboard import mount_dashboard
+from service.api.http.device import device_router
+from service.api.http.editor import mount_editor
+from service.api.http.errors import ROUTES, install_error_handlers
+from service.api.http.experiments import experiments_router
+from service.api.http.feedback import feedback_router
+from service.api.http.front import mount_front
+from service.api.http.models import models_router
+from service.api.http.operations import operations_router
+from service.api.http.request_ids import RequestIds
+from service.api.http.words import words_router
+from service.api.languagetool.check import languagetool_router
 from service.api.responses import error_response
-from service.api.words import words_router
 from service.error_reasons import ErrorReason
 from service.observability.request_id import REQUEST_ID_HEADER
 from service.pipeline.pipeline import Pipeline

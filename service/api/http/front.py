@@ -3,25 +3,26 @@ and the default model it serves, with its version and licence.
 
 ``PAGES`` is the one list of those places: the page links them, and ``page_urls`` gives them as URLs for the start-up
 log's ready line, so that whoever runs ``make serve`` reads where to open it. The page is rendered on each request
-from ``pages/front.html``, since the default model can change at run time (``POST /v1/models``). Like the editor and
-the dashboard, it is open whatever the API keys (``access.OPEN_PATHS``): it shows nothing but names.
+from ``service/web/pages/front.html``, since the default model can change at run time (``POST /v1/models``). Like
+the editor and the dashboard, it is open whatever the API keys (``access.control.OPEN_PATHS``): it shows nothing but
+names.
 """
 
 from __future__ import annotations
 
 import html
-from pathlib import Path
 from string import Template
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
 
+from service.api.http.dashboard import WEB
 from service.pipeline.served import ServedModel
 from service.repository.repository import ModelRepository
 
 __all__ = ["PAGES", "mount_front", "page_urls"]
 
-TEMPLATE = Template((Path(__file__).parent / "pages" / "front.html").read_text(encoding="utf-8"))
+TEMPLATE = Template((WEB / "pages" / "front.html").read_text(encoding="utf-8"))
 # (key, title, path, what a newcomer finds there), in the order the page lists them
 PAGES = (
     ("editor", "Editor", "/editor", "write, and see suggestions as you type; accept them with a click or a key"),

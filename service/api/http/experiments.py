@@ -23,7 +23,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from redis.exceptions import RedisError
 
-from service.api.admin import admin_guard
+from service.api.http.admin import admin_guard
 from service.api.responses import TextJSONResponse, documented_errors
 from service.error_reasons import ErrorReason
 from service.experiments.arms import UnknownArmError

@@ -8,7 +8,7 @@ language code known to LanguageTool") understand it.
 
 ``username`` is the experiment's sticky key (``client.user_id`` of ``/v1/correct``) and ``instanceId``
 its session key; ``apiKey`` is a credential (this service's API key, when keys are configured:
-``access.py``), never a sticky key.
+``access/control.py``), never a sticky key.
 ``alternatives`` (0-5) is ours, not LanguageTool's: beam-search n-best as further replacements, as in
 ``/v1/correct``.
 

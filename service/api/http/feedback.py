@@ -1,5 +1,5 @@
 """The feedback route: ``POST /v1/feedback``, what writers did with suggestions, through the one request entry
-(``entry.py``) into the pipeline, which counts it for the arm, model and edit type that made each edit."""
+(``service/api/entry.py``) into the pipeline, which counts it for the arm, model and edit type that made each edit."""
 
 from __future__ import annotations
 

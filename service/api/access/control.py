@@ -25,8 +25,8 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from service.api.auth import KeyRing, UnauthorizedError, load_keys
-from service.api.ratelimit import Bucket, RateLimitedError, RateLimiter, retry_after
+from service.api.access.auth import KeyRing, UnauthorizedError, load_keys
+from service.api.access.ratelimit import Bucket, RateLimitedError, RateLimiter, retry_after
 from service.api.responses import error_response
 from service.config import Settings
 from service.observability.metrics import Metrics

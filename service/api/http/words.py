@@ -1,14 +1,14 @@
 """The writers' own words over HTTP: LanguageTool's ``/v2/words`` API, and the same under ``/v1/words`` in JSON.
 
 LanguageTool's routes, as its clients send them (parameters URL-encoded in the body or the query, the query's
-winning, whatever the ``Content-Type``: ``lt_params.decode_form``):
+winning, whatever the ``Content-Type``: ``languagetool.params.decode_form``):
 
 * ``GET /v2/words?username=U[&offset=0&limit=10]`` → ``{"words": [...]}`` (sorted; ``limit`` 10 by default, as
   LanguageTool's);
 * ``POST /v2/words/add`` (``word``, ``username``) → ``{"added": true|false}`` (false: it was there);
 * ``POST /v2/words/delete`` (``word``, ``username``) → ``{"deleted": true|false}`` (false: it was not there).
 
-They admit a request themselves, as ``/v2/check`` does (``access.SELF_CHECKED``): LanguageTool's ``apiKey`` is a
+They admit a request themselves, as ``/v2/check`` does (``access.control.SELF_CHECKED``): LanguageTool's ``apiKey`` is a
 credential, as are ``X-Api-Key`` and ``Authorization: Bearer``. Errors are answered as LanguageTool answers them,
 plain text ``Error: <message>`` with the status: 400 for a missing ``username`` or ``word``, a bad word or
 paging number; 401 and 429 (``Retry-After``) from access control; 409 for a full dictionary; 503 (``Retry-After``)
@@ -35,10 +35,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from redis.exceptions import RedisError
 from starlette.convertors import Convertor, register_url_convertor
 
-from service.api.access import AccessControl, presented_key
-from service.api.experiments import StoreUnavailableError
-from service.api.lt_params import BadCheckRequestError, decode_form
-from service.api.lt_startup import lt_error, plain_errors
+from service.api.access.control import AccessControl, presented_key
+from service.api.http.experiments import StoreUnavailableError
+from service.api.languagetool.params import BadCheckRequestError, decode_form
+from service.api.languagetool.startup import lt_error, plain_errors
 from service.api.responses import TextJSONResponse, documented_errors
 from service.error_reasons import ErrorReason
 from service.pipeline.dictionary import MAX_USER_CHARS, MAX_WORD_CHARS, DictionaryFullError, WordStore, check_user
