@@ -1,6 +1,6 @@
 // The writer's names of the edits' categories (the ERRANT codes of service/text/categories.py): "R:VERB:FORM" is
 // "Verb form", "M:DET" "Missing word", "R:ORTH" of type "whitespace" "Spacing". The editor shows these on its cards
-// and legend, the code only as a tooltip. tests/api/test_editor.py checks every operation and category has one.
+// and legend, the code only as a tooltip. tests/system/test_editor.py checks every operation and category has one.
 "use strict";
 
 const CATEGORY_NAMES = {

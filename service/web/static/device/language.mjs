@@ -4,7 +4,7 @@
 // them) and leaves a sentence alone when under 40% of its words are among the 5,000 most frequent English words.
 // Sentences of fewer than three words are read (too few to judge). On the dev sets this leaves 6 of 2,964 lines,
 // all names ("Yu Phu Tung."), and every sentence of the service's language tests in another Latin-script language,
-// typed without its accents (tests/api/test_device_modules.py); other scripts are left alone by protect.mjs.
+// typed without its accents (tests/web/test_device_modules.py); other scripts are left alone by protect.mjs.
 // A sentence holding a quotation in another language is left alone too, as the service masks one ("Wer nicht wagt,
 // der nicht gewinnt", "C'est la vie": fastText's and the vocabulary's call there): a quotation of two words or more
 // of two letters or more, capitalised words after the first (names, titles: "Over the Rainbow") left out, under half

@@ -14,7 +14,7 @@
 //
 // Numbers are read as written and never edited, as the service keeps them: no edit may change or split one (an
 // insertion at either end leaves it whole). An edit that brings in a character other than plain prose's is dropped
-// too (the service drops those the model cannot read). tests/api/test_device_modules.py checks on dev sets, English prose and
+// too (the service drops those the model cannot read). tests/web/test_device_modules.py checks on dev sets, English prose and
 // generated text that every sentence corrected here holds no span of the service's but such numbers, the same ones.
 
 const PLAIN = String.raw`A-Za-z0-9 \t\n\r,;:!?'"().\u2019\u2018\u201c\u201d\-`; // plain prose's characters
