@@ -25,7 +25,7 @@ serve: $(VENV)/.runtime web
 ## The device engine's runtime, pinned by package-lock.json: onnxruntime-web's wasm build and the Hugging Face
 ## tokenizer, copied where the service serves them from (DEVICE_VENDOR, not committed; the image copies it too).
 ## Without npm it is skipped, saying so: the service runs, and its device engine says it is unavailable.
-DEVICE_VENDOR := service/api/static/vendor/device
+DEVICE_VENDOR := service/web/static/vendor/device
 web: $(DEVICE_VENDOR)/.installed
 $(DEVICE_VENDOR)/.installed: package-lock.json
 	@if command -v npm >/dev/null; then \
@@ -167,8 +167,8 @@ loadtest-measure: $(VENV)/.dev
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis
 
-## Regenerate the committed gRPC code from service/api/proto/gecserve.proto.
+## Regenerate the committed gRPC code from service/api/grpc/proto/gecserve.proto.
 proto: $(VENV)/.dev
-	$(BIN)/python -m grpc_tools.protoc -I service/api/proto --python_out=service/api/proto \
-		--pyi_out=service/api/proto --grpc_python_out=service/api/proto service/api/proto/gecserve.proto
-	sed -i 's/^import gecserve_pb2 as/from service.api.proto import gecserve_pb2 as/' service/api/proto/gecserve_pb2_grpc.py
+	$(BIN)/python -m grpc_tools.protoc -I service/api/grpc/proto --python_out=service/api/grpc/proto \
+		--pyi_out=service/api/grpc/proto --grpc_python_out=service/api/grpc/proto service/api/grpc/proto/gecserve.proto
+	sed -i 's/^import gecserve_pb2 as/from service.api.grpc.proto import gecserve_pb2 as/' service/api/grpc/proto/gecserve_pb2_grpc.py

@@ -41,8 +41,8 @@ from locust.env import Environment
 
 from loadtest.answers import WrongAnswerError, check_correction, check_rewrites
 from loadtest.editor import Editor, accept_rates, learner_sentences
-from service.api.proto import gecserve_pb2 as pb
-from service.api.proto import gecserve_pb2_grpc as pb_grpc
+from service.api.grpc.proto import gecserve_pb2 as pb
+from service.api.grpc.proto import gecserve_pb2_grpc as pb_grpc
 
 grpc_gevent.init_gevent()  # gRPC's own threads would block Locust's gevent loop
 

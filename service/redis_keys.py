@@ -75,7 +75,7 @@ RATE_LIMIT = KeyFamily(
     "hash",
     "an API key's token bucket: `tokens` and when they were counted (`at`)",
     "the time the bucket takes to fill, and 1 s",
-    "service.api.ratelimit",
+    "service.api.access.ratelimit",
 )
 FEEDBACK_EDIT = KeyFamily(
     "feedback:edit:{id}",

@@ -8,7 +8,7 @@ by name through ``importlib``), against one ordered list of layers, ``LAYERS``, 
 - A module that imports by name (``importlib.import_module``: the command table of ``service/cli.py``) imports
   every project module a string of it names.
 - The outer edges ask more: ``models/`` and ``tools/`` use the service only through ``service.engine`` and
-  ``service.text``; ``loadtest/`` uses no ``service.api`` internals, only ``service.api.proto``, the generated gRPC
+  ``service.text``; ``loadtest/`` uses no ``service.api`` internals, only ``service.api.grpc.proto``, the generated gRPC
   code that is the public wire contract; ``service.engine`` uses no other part of the service than itself and
   ``service.text``, and ``service.text`` only itself (not even the ground below them: they are libraries that
   ``models/`` and ``tools/`` use alone); neither imports asyncio, a web framework or Redis.
@@ -47,7 +47,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("repository", ("service.repository",)),
     ("pipeline", ("service.pipeline",)),
     ("start-up", ("service.wiring", "service.startup")),
-    ("api", ("service.api",)),
+    ("api entry", ("service.api",)),
+    ("access", ("service.api.access",)),
+    ("protocols", ("service.api.grpc", "service.api.languagetool")),
+    ("http", ("service.api.http",)),
+    ("serve", ("service.api.server",)),
     ("commands", ("service.commands", "service.worker", "service.bench", "models", "tools")),
     ("load tests", ("loadtest",)),
     ("command line", ("service.cli",)),
@@ -201,7 +205,7 @@ def _service_below(*allowed: str) -> Callable[[str], bool]:
 
 
 def _no_api_internals(name: str) -> bool:
-    return _under(name, "service.api") and not _under(name, "service.api.proto")
+    return _under(name, "service.api") and not _under(name, "service.api.grpc.proto")
 
 
 _NO_SERVING_STACK = ("asyncio", "fastapi", "starlette", "uvicorn", "grpc", "redis")
@@ -274,7 +278,9 @@ def test_the_reader_sees_every_kind_of_import(tmp_path: Path, monkeypatch: pytes
         "models/gec/tool.py:3 service.config",
         "models/gec/tool.py:6 service.commands.correct.main",
     ]
-    assert _no_api_internals("service.api.auth.hash_key") and not _no_api_internals("service.api.proto.gecserve_pb2")
+    assert _no_api_internals("service.api.access.auth.hash_key") and not _no_api_internals(
+        "service.api.grpc.proto.gecserve_pb2"
+    )
 
 
 def test_an_import_back_up_the_layers_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -291,8 +297,9 @@ def test_an_import_back_up_the_layers_is_reported(tmp_path: Path, monkeypatch: p
             "    from service.pipeline.pipeline import Pipeline\n",
             "service/pipeline/late.py": "import importlib\n"
             "def app():\n"
-            '    return importlib.import_module("service.api.http")\n',
+            '    return importlib.import_module("service.api.http.app")\n',
             "service/observability/metrics.py": "from service.redis_pool import redis_client\n",
+            "service/api/access/control.py": "from service.api.http.app import create_app\n",
             "service/routing/route.py": "from service.engine.engine import Engine\n",
             "service/text/units.py": "from service.text.spans import Span\nimport tests.conftest\n",
             "service/text/spans.py": "def late():\n    from service.text import units\n",
@@ -303,10 +310,11 @@ def test_an_import_back_up_the_layers_is_reported(tmp_path: Path, monkeypatch: p
         },
     )
     assert layer_violations() == [
+        "service/api/access/control.py:1 service.api.http.app.create_app (above it: http over access)",
         "service/config.py:2 service.repository.sources.model_sources (above it: repository over ground)",
         "service/engine/engine.py:3 service.pipeline.pipeline.Pipeline (above it: pipeline over engine)",
         "service/observability/metrics.py:1 service.redis_pool.redis_client (beside it, in ground)",
-        "service/pipeline/late.py:3 service.api.http (above it: api over pipeline)",
+        "service/pipeline/late.py:3 service.api.http.app (above it: http over pipeline)",
         "service/routing/route.py:1 service.engine.engine.Engine (service.routing.route is in no layer)",
         "service/text/units.py:2 tests.conftest (in no layer)",
     ]

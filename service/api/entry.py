@@ -1,8 +1,8 @@
 """The one request entry of every protocol: a validated body (and the arm its header or metadata names) as the
 pipeline's request, validation errors as one message, and the names of what served an answer.
 
-HTTP (``http.py``), gRPC (``grpc_service.py``, which validates its messages with the same models) and
-LanguageTool's ``/v2/check`` (``languagetool.py``, whose parameters become the same body) call these, so that
+HTTP (``http/``), gRPC (``grpc/service.py``, which validates its messages with the same models) and
+LanguageTool's ``/v2/check`` (``languagetool/check.py``, whose parameters become the same body) call these, so that
 the three accept, refuse and answer alike.
 """
 

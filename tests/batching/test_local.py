@@ -22,7 +22,7 @@ from service.batching import (
 )
 from service.batching.batcher import Batcher, NullHooks, WouldMissDeadlineError
 from service.batching.job import Priority
-from tests.api.clients import wait_until
+from tests.system.clients import wait_until
 
 # No test here races the wall clock. A decode function blocks on a ``gate`` (an event the test opens) so that
 # the queue's state is known; deadlines and ``max_wait_ms`` are an hour away, and a test that needs

@@ -9,8 +9,8 @@ import yaml
 
 from loadtest import ab
 from loadtest.browser import CHROMIUM
-from tests.api.test_experiments import EXPERIMENT
 from tests.conftest import FIXTURE_MODEL
+from tests.system.test_experiments import EXPERIMENT
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from loadtest import acceptance, report
-from tests.api.server import ROOT, RunningServer, start_server
-from tests.api.test_experiments import EXPERIMENT
 from tests.conftest import FIXTURE_MODEL
+from tests.system.server import ROOT, RunningServer, start_server
+from tests.system.test_experiments import EXPERIMENT
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 

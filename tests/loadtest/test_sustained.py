@@ -7,7 +7,7 @@ import json
 import pytest
 
 from loadtest import sustained
-from service.api.auth import KeyRing, load_keys
+from service.api.access.auth import KeyRing, load_keys
 from tests.conftest import FIXTURE_MODEL
 
 
