@@ -15,7 +15,7 @@ import httpx
 import pytest
 import uvicorn
 
-from loadtest.spawn import free_port
+from bench.served.spawn import free_port
 from service.api.grpc_service import create_grpc_server
 from service.api.http import create_app
 from service.api.proto import gecserve_pb2 as pb

@@ -15,7 +15,7 @@ import httpx
 import pytest
 import redis
 
-from loadtest.spawn import start_worker
+from bench.served.spawn import start_worker
 from tests.api.clients import metric, post, wait_for
 from tests.api.private_redis import PrivateRedis
 from tests.api.server import ROOT, RunningServer, start_server

@@ -28,7 +28,7 @@ import pytest
 import requests
 import uvicorn
 
-from loadtest.spawn import free_port
+from bench.served.spawn import free_port
 from service.api.access import SELF_CHECKED, guarded
 from service.api.auth import hash_key
 from service.api.http import create_app
