@@ -23,16 +23,16 @@ COMMANDS = {
     ),
 }
 BENCHES = {
-    "decoding": "service.bench.decoding",
-    "diversity": "service.bench.diversity",
-    "profile": "service.bench.profile",
-    "serve": "loadtest.serve",
-    "preprocess": "service.bench.preprocess",
-    "scaleout": "loadtest.scaleout",
-    "stages": "loadtest.stages",
-    "device": "loadtest.device",
-    "rules": "service.bench.rules",
-    "soak": "loadtest.soak",
+    "decoding": "bench.engine.decoding",
+    "diversity": "bench.engine.diversity",
+    "profile": "bench.engine.profile",
+    "serve": "bench.served.serve",
+    "preprocess": "bench.engine.preprocess",
+    "scaleout": "bench.served.scaleout",
+    "stages": "bench.served.stages",
+    "device": "bench.served.device",
+    "rules": "bench.engine.rules",
+    "soak": "bench.served.soak",
 }
 
 

@@ -78,7 +78,7 @@ def dockerignored(path: str) -> bool:
         ".venv/bin/python",
         "runs/x/ckpt",
         ".git/HEAD",
-        "loadtest/results/a.json",
+        "bench/results/a.json",
         "docs/dashboard.png",
         "tests/fixtures/tiny-gec/encoder.onnx",
         "service/__pycache__/cli.cpython-311.pyc",

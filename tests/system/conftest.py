@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser
 
-from loadtest.browser import chromium
-from loadtest.spawn import start_server as spawn_server
+from bench.served.browser import chromium
+from bench.served.spawn import start_server as spawn_server
 from service.config import DEFAULT_MODEL
 from tests.system.private_redis import PrivateRedis
 from tests.system.server import ROOT, RunningServer, start_server

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import redis
 
-from loadtest.spawn import free_port
+from bench.served.spawn import free_port
 from tests.system.clients import wait_for
 
 

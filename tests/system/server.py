@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loadtest.spawn import RunningServer, free_port
-from loadtest.spawn import start_server as _start
+from bench.served.spawn import RunningServer, free_port
+from bench.served.spawn import start_server as _start
 from tests.conftest import FIXTURE_MODEL
 
 ROOT = Path(__file__).resolve().parents[2]

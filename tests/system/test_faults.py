@@ -25,8 +25,8 @@ import pytest
 import redis
 import yaml
 
-from loadtest.spawn import RunningWorker, start_worker
-from loadtest.spawn import start_server as spawn_server
+from bench.served.spawn import RunningWorker, start_worker
+from bench.served.spawn import start_server as spawn_server
 from service.api.grpc.proto import gecserve_pb2 as pb
 from service.api.grpc.proto import gecserve_pb2_grpc as pb_grpc
 from service.config import DEFAULT_MODEL

@@ -15,7 +15,7 @@ import httpx
 import pytest
 import uvicorn
 
-from loadtest.spawn import free_port
+from bench.served.spawn import free_port
 from service.api.grpc.proto import gecserve_pb2 as pb
 from service.api.grpc.proto import gecserve_pb2_grpc as pb_grpc
 from service.api.grpc.service import create_grpc_server

@@ -12,7 +12,7 @@ import httpx
 import pytest
 import yaml
 
-from loadtest.spawn import start_server as spawn_server
+from bench.served.spawn import start_server as spawn_server
 from service.api.grpc.proto import gecserve_pb2 as pb
 from service.engine.manifest import ModelManifest
 from tests.conftest import SHIPPED_MODELS

@@ -15,7 +15,7 @@ import httpx
 import pytest
 import redis
 
-from loadtest.spawn import start_worker
+from bench.served.spawn import start_worker
 from tests.conftest import FIXTURE_MODEL, REDIS_URL
 from tests.system.clients import metric, post, wait_for
 from tests.system.private_redis import PrivateRedis

@@ -28,7 +28,7 @@ import pytest
 import requests
 import uvicorn
 
-from loadtest.spawn import free_port
+from bench.served.spawn import free_port
 from service.api.access.auth import hash_key
 from service.api.access.control import SELF_CHECKED, guarded
 from service.api.http.app import create_app
