@@ -99,8 +99,9 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
     app.include_router(correction_router(pipeline))
     app.include_router(operations_router(pipeline))
     app.include_router(feedback_router(pipeline))
-    app.include_router(experiments_router(pipeline.experiments, settings.admin_key))
-    app.include_router(models_router(pipeline.models, pipeline.experiments, settings.admin_key))
+    experiments = pipeline.experiments
+    app.include_router(experiments_router(experiments.admin, experiments.reports, settings.admin_key))
+    app.include_router(models_router(pipeline.models, experiments.admin, settings.admin_key))
     app.include_router(languagetool_router(pipeline, access))
     app.include_router(words_router(pipeline.words, access))
     app.include_router(device_router(settings.model_path, settings.max_text_chars))

@@ -26,15 +26,11 @@ from redis.exceptions import RedisError
 from service.api.http.admin import admin_guard
 from service.api.responses import TextJSONResponse, documented_errors
 from service.error_reasons import ErrorReason
+from service.experiments.admin import ExperimentAdmin, ExperimentRunningError, UnservedModelError
 from service.experiments.arms import UnknownArmError
 from service.experiments.definition import ExperimentDefinition
-from service.experiments.manager import (
-    ExperimentManager,
-    ExperimentRunningError,
-    NoSuchExperimentError,
-    UnservedModelError,
-)
-from service.experiments.state import ExperimentState
+from service.experiments.report import ExperimentReports
+from service.experiments.state import ExperimentState, NoSuchExperimentError
 from service.experiments.store import ConflictError
 from service.pipeline.errors import RequestError, UnknownArmRequestError, UnknownModelRequestError
 
@@ -136,19 +132,19 @@ async def _change(call: Any) -> dict[str, Any]:
         raise StoreUnavailableError(f"the shared experiment store is unreachable: {error}", retry_after="5") from error
 
 
-def experiments_router(experiments: ExperimentManager, admin: Any) -> APIRouter:
+def experiments_router(experiments: ExperimentAdmin, reports: ExperimentReports, admin_key: Any) -> APIRouter:
     router = APIRouter(
         prefix="/v1/experiments",
         tags=["experiments"],
         default_response_class=TextJSONResponse,
         route_class=JSONBodyRoute,
     )
-    guard = [Depends(admin_guard(admin))]
+    guard = [Depends(admin_guard(admin_key))]
 
     @router.get("")
     async def overview() -> dict[str, Any]:
         """The backends, the default, and the current experiment (if any)."""
-        return await experiments.overview()
+        return await reports.overview()
 
     @router.get("/{name}", responses=_errors(404, 422, 503))
     async def report(name: str) -> dict[str, Any]:
@@ -157,7 +153,7 @@ def experiments_router(experiments: ExperimentManager, admin: Any) -> APIRouter:
         experiment (stopped, or replaced by another) answers too, with its numbers as they were when it
         stopped, until an experiment of the same name starts."""
         try:
-            return await experiments.report(name)
+            return await reports.report(name)
         except NoSuchExperimentError as error:
             raise NotFoundError(f"no experiment named {name!r}") from error
         except RedisError as error:

@@ -20,7 +20,7 @@ from service.api.http.experiments import ConflictRequestError, JSONBodyRoute, No
 from service.api.responses import TextJSONResponse, documented_errors
 from service.engine.manifest import ModelFolderError
 from service.error_reasons import ErrorReason
-from service.experiments.manager import ExperimentManager
+from service.experiments.admin import ExperimentAdmin
 from service.pipeline.errors import RequestError
 from service.pipeline.served import ServedModel
 from service.repository.repository import ModelInUseError, ModelLimitError, ModelRepository, UnknownModelError
@@ -40,7 +40,7 @@ class ModelLimitRequestError(RequestError):
 
 
 def models_router(
-    models: ModelRepository[ServedModel], experiments: ExperimentManager, admin: SecretStr | None
+    models: ModelRepository[ServedModel], experiments: ExperimentAdmin, admin: SecretStr | None
 ) -> APIRouter:
     router = APIRouter(
         prefix="/v1/models", tags=["models"], default_response_class=TextJSONResponse, route_class=JSONBodyRoute
@@ -94,11 +94,9 @@ def models_router(
     async def unload(name: str) -> dict[str, Any]:
         """Stop serving a model, once its queued and running work is done; needs the admin key. Refused for the
         default model and for a model the running experiment's arms run on (stop the experiment first)."""
-        if name in experiments.models_in_use():
-            state = experiments.state
-            raise ConflictRequestError(
-                f"the running experiment {state.name if state else ''!r} has arms on {name!r}: stop it first"
-            )
+        running = experiments.using(name)
+        if running is not None:
+            raise ConflictRequestError(f"the running experiment {running!r} has arms on {name!r}: stop it first")
         try:
             model = await models.unload(name)
         except UnknownModelError as error:
