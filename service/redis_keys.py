@@ -157,7 +157,7 @@ REPLY = KeyFamily(
 WORKERS = KeyFamily(
     MODEL_STREAMS + "workers",
     "sorted set",
-    "each engine worker's last heartbeat (Unix seconds)",
+    "each worker's last heartbeat (Unix seconds)",
     "none (heartbeats older than an hour leave it)",
     "service.batching.streams",
 )

@@ -256,9 +256,9 @@ class ModelBuilder:
             batchers[GENERATE_QUEUE] = queues.generate()
         payload = ("beam", DecodeParams(num_beams=2))
         sizes = [1] * WARMUP_ROUNDS + [min(WARMUP_BATCH, queues.policy.max_batch_size, self.settings.max_queue)]
-        for queue, batcher in batchers.items():
+        for batcher in batchers.values():
             for size in sizes:
-                await batcher.submit_many([Job(tokens=tokens, arm=queue, payload=payload) for _ in range(size)])
+                await batcher.submit_many([Job(tokens=tokens, payload=payload) for _ in range(size)])
 
     @staticmethod
     def _release_while_idle(queues: LocalQueues) -> Callable[[], Awaitable[None]]:

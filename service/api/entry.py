@@ -34,7 +34,7 @@ EXPERIMENT_HEADER = "X-Gecserve-Experiment"
 def correct_request(body: schemas.CorrectBody, named_arm: str | None) -> CorrectRequest:
     """The correction ``body`` asks for; ``named_arm``: the arm the header (or gRPC metadata) names, which must
     agree with ``options.backend`` when both are given."""
-    arm = body.options.backend
+    arm = body.options.backend  # the public field keeps its name: it names an arm (docs/architecture.md#glossary)
     if arm and named_arm and arm != named_arm:
         raise InvalidRequestError(f"options.backend {arm!r} and {ARM_HEADER} {named_arm!r} disagree")
     return CorrectRequest(

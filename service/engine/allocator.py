@@ -77,7 +77,7 @@ class IdleRelease:
         self._shrunk = float("-inf")  # when the arenas were last shrunk
 
     def batch_ended(self) -> None:
-        """Called by the worker threads after each batch."""
+        """Called by the decoding threads after each batch."""
         self._last_batch = time.monotonic()
 
     def idle(self) -> bool:
