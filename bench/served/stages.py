@@ -13,7 +13,7 @@ and ``/metrics`` the server's whole span of the requests, so each request's late
   ``review`` (the language model's review, where the model ships one) and ``postprocess`` (edits,
   offsets, categories and messages, ids remembered for feedback);
 - ``hand-offs``: the pipeline's time between those stages (its ``total`` less their sum: waking the
-  event loop after a worker thread finished, the dispatcher's bookkeeping);
+  event loop after a decoding thread finished, the dispatcher's bookkeeping);
 - ``entry + accounting`` (means only, from ``/metrics``): the pipeline's span around ``total``
   (validation, routing to an arm and a model, admission, recording the request);
 - ``HTTP + JSON`` (means only): the rest of the client's latency (the socket, the ASGI server and
