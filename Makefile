@@ -25,7 +25,7 @@ serve: $(VENV)/.runtime web
 ## The device engine's runtime, pinned by package-lock.json: onnxruntime-web's wasm build and the Hugging Face
 ## tokenizer, copied where the service serves them from (DEVICE_VENDOR, not committed; the image copies it too).
 ## Without npm it is skipped, saying so: the service runs, and its device engine says it is unavailable.
-DEVICE_VENDOR := service/api/static/vendor/device
+DEVICE_VENDOR := service/web/static/vendor/device
 web: $(DEVICE_VENDOR)/.installed
 $(DEVICE_VENDOR)/.installed: package-lock.json
 	@if command -v npm >/dev/null; then \
@@ -37,7 +37,7 @@ $(DEVICE_VENDOR)/.installed: package-lock.json
 		touch $@; \
 	else echo "npm not found: the device engine will be unavailable (install Node.js 20 and npm, then make web)"; fi
 
-LINTED := service models tests loadtest tools
+LINTED := service models tests bench tools
 
 ## The documentation site, docs/ (mkdocs.yml), built into site/ (git-ignored) in strict mode: a broken link, a
 ## missing page or anchor, or a page left out of the nav fails it. About a second.
@@ -46,7 +46,7 @@ docs: $(VENV)/.dev
 	$(MKDOCS) build --strict --quiet
 
 ## Set up and pass the tests: the linters and the type checker, unit and integration tests, slow ones included (load
-## runs live in loadtest/), and the docs.
+## runs live in bench/), and the docs.
 test: $(VENV)/.dev web
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
@@ -128,12 +128,12 @@ bench: $(VENV)/.dev $(PEER)
 AB_RATE ?= 10
 AB_DURATION ?= 180
 ab: $(VENV)/.dev
-	$(BIN)/python -m loadtest.ab --spawn $(MODEL) --experiment deploy/experiments/accelerated-vs-autoregressive.yaml \
+	$(BIN)/python -m bench.served.ab --spawn $(MODEL) --experiment deploy/experiments/accelerated-vs-autoregressive.yaml \
 		--input $(DEV) --rate $(AB_RATE) --duration $(AB_DURATION) --json $(BENCH)/ab-fce-dev.json \
 		--screenshot docs/dashboard.png
 
 ## Locust against a running server (`make serve` in another shell), headless: Locust's CSV and HTML
-## report and loadtest.report's markdown and plots in loadtest/results/ (git-ignored).
+## report and bench.served.report's markdown and plots in bench/results/ (git-ignored).
 ## ARM= forces an arm (empty: the server assigns); USER_CLASSES= EditorUser etc. (empty: all, weighted).
 LOCUST_HOST ?= http://127.0.0.1:8000
 USERS ?= 20
@@ -142,33 +142,33 @@ DURATION ?= 1m
 ARM ?=
 USER_CLASSES ?=
 LOCUST_ARGS ?=
-RESULTS := loadtest/results
+RESULTS := bench/results
 LOCUST = $(BIN)/python -m locust --headless -H $(LOCUST_HOST) $(if $(ARM),--arm $(ARM)) $(LOCUST_ARGS)
 loadtest: $(VENV)/.dev
 	mkdir -p $(RESULTS)
-	$(LOCUST) -f loadtest/locustfile.py $(USER_CLASSES) -u $(USERS) -r $(SPAWN_RATE) -t $(DURATION) \
+	$(LOCUST) -f bench/served/locustfile.py $(USER_CLASSES) -u $(USERS) -r $(SPAWN_RATE) -t $(DURATION) \
 		--csv $(RESULTS)/run --html $(RESULTS)/run.html || status=$$?; \
-	$(BIN)/python -m loadtest.report $(RESULTS)/run --out $(RESULTS)/run-report; exit $${status:-0}
+	$(BIN)/python -m bench.served.report $(RESULTS)/run --out $(RESULTS)/run-report; exit $${status:-0}
 
-## The step load (loadtest/shapes.py): more users each step until p99 passes SLA_MS.
+## The step load (bench/served/shapes.py): more users each step until p99 passes SLA_MS.
 SLA_MS ?= 300
 STEP_TIME ?= 60
 loadtest-steps: $(VENV)/.dev
 	mkdir -p $(RESULTS)
-	$(LOCUST) -f loadtest/locustfile.py,loadtest/shapes.py $(or $(USER_CLASSES),EditorUser) --sla-p99-ms $(SLA_MS) \
+	$(LOCUST) -f bench/served/locustfile.py,bench/served/shapes.py $(or $(USER_CLASSES),EditorUser) --sla-p99-ms $(SLA_MS) \
 		--step-time $(STEP_TIME) --csv $(RESULTS)/steps --html $(RESULTS)/steps.html || status=$$?; \
-	$(BIN)/python -m loadtest.report $(RESULTS)/steps --out $(RESULTS)/steps-report; exit $${status:-0}
+	$(BIN)/python -m bench.served.report $(RESULTS)/steps --out $(RESULTS)/steps-report; exit $${status:-0}
 
 ## docs/benchmarks/locust.{json,md} and locust-*.png: starts its own server, about 25 minutes.
 loadtest-measure: $(VENV)/.dev
-	$(BIN)/python -m loadtest.measure --spawn $(MODEL) --out $(BENCH)/locust --sla-p99-ms $(SLA_MS) \
+	$(BIN)/python -m bench.served.measure --spawn $(MODEL) --out $(BENCH)/locust --sla-p99-ms $(SLA_MS) \
 		--step-time $(STEP_TIME) --compare-time 120
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis
 
-## Regenerate the committed gRPC code from service/api/proto/gecserve.proto.
+## Regenerate the committed gRPC code from service/api/grpc/proto/gecserve.proto.
 proto: $(VENV)/.dev
-	$(BIN)/python -m grpc_tools.protoc -I service/api/proto --python_out=service/api/proto \
-		--pyi_out=service/api/proto --grpc_python_out=service/api/proto service/api/proto/gecserve.proto
-	sed -i 's/^import gecserve_pb2 as/from service.api.proto import gecserve_pb2 as/' service/api/proto/gecserve_pb2_grpc.py
+	$(BIN)/python -m grpc_tools.protoc -I service/api/grpc/proto --python_out=service/api/grpc/proto \
+		--pyi_out=service/api/grpc/proto --grpc_python_out=service/api/grpc/proto service/api/grpc/proto/gecserve.proto
+	sed -i 's/^import gecserve_pb2 as/from service.api.grpc.proto import gecserve_pb2 as/' service/api/grpc/proto/gecserve_pb2_grpc.py

@@ -10,7 +10,7 @@ import sys
 
 COMMANDS = {
     "serve": ("service.api.server", "run the HTTP + gRPC service"),
-    "worker": ("service.worker", "an engine worker fed from Redis Streams (for serve --queue)"),
+    "worker": ("service.worker", "a worker: an engine fed from Redis Streams (for serve --queue)"),
     "correct": ("service.commands.correct", "correct text from stdin, one paragraph per line"),
     "categorize": ("service.commands.categorize", "edits between source<TAB>corrected lines, with categories"),
     "keys": ("service.commands.keys", "API keys: 'keys hash' prints the stored form of a key read on stdin"),
@@ -23,16 +23,16 @@ COMMANDS = {
     ),
 }
 BENCHES = {
-    "decoding": "service.bench.decoding",
-    "diversity": "service.bench.diversity",
-    "profile": "service.bench.profile",
-    "serve": "loadtest.serve",
-    "preprocess": "service.bench.preprocess",
-    "scaleout": "loadtest.scaleout",
-    "stages": "loadtest.stages",
-    "device": "loadtest.device",
-    "rules": "service.bench.rules",
-    "soak": "loadtest.soak",
+    "decoding": "bench.engine.decoding",
+    "diversity": "bench.engine.diversity",
+    "profile": "bench.engine.profile",
+    "serve": "bench.served.serve",
+    "preprocess": "bench.engine.preprocess",
+    "scaleout": "bench.served.scaleout",
+    "stages": "bench.served.stages",
+    "device": "bench.served.device",
+    "rules": "bench.engine.rules",
+    "soak": "bench.served.soak",
 }
 
 

@@ -50,13 +50,13 @@ class Settings(BaseSettings):
         "accelerated", description="backend serving requests that name none, outside an experiment"
     )
     provider: Literal["auto", "cpu", "cuda"] = Field("auto", description="ONNX Runtime provider")
-    inference_workers: int = Field(1, ge=1, description="inference worker threads per backend")
+    inference_workers: int = Field(1, ge=1, description="engines (ORT sessions), and decoding threads per queue")
     ort_threads: int = Field(1, ge=0, description="ORT intra-op threads per session (0 = ORT decides)")
     ort_spinning: bool = Field(False, description="let ORT threads spin between ops")
     ort_io_binding: Literal["auto", "on", "off"] = Field(
         "auto", description="keep cross-attention K/V on the device between decoder passes (auto: with CUDA)"
     )
-    preprocess_workers: int = Field(2, ge=1, description="parallel preprocessing workers")
+    preprocess_workers: int = Field(2, ge=1, description="the preprocessing pool's threads or processes")
     preprocess_mode: Literal["thread", "process"] = Field("thread", description="preprocessing pool kind")
     spelling: bool = Field(
         True,
@@ -81,7 +81,7 @@ class Settings(BaseSettings):
         "(greedy, aggressive, beam, sample; empty: each batch is decoded to the end before the next starts)",
     )
     max_wait_ms: float = Field(2.0, ge=0, description="how long a batch may wait to fill")
-    max_queue: int = Field(512, ge=1, description="queued sentences per backend before 503")
+    max_queue: int = Field(512, ge=1, description="queued sentences per queue before 503")
     admit_within: float = Field(
         0.5,
         ge=0,

@@ -75,7 +75,7 @@ RATE_LIMIT = KeyFamily(
     "hash",
     "an API key's token bucket: `tokens` and when they were counted (`at`)",
     "the time the bucket takes to fill, and 1 s",
-    "service.api.ratelimit",
+    "service.api.access.ratelimit",
 )
 FEEDBACK_EDIT = KeyFamily(
     "feedback:edit:{id}",
@@ -157,7 +157,7 @@ REPLY = KeyFamily(
 WORKERS = KeyFamily(
     MODEL_STREAMS + "workers",
     "sorted set",
-    "each engine worker's last heartbeat (Unix seconds)",
+    "each worker's last heartbeat (Unix seconds)",
     "none (heartbeats older than an hour leave it)",
     "service.batching.streams",
 )

@@ -36,7 +36,8 @@ from service.engine.runtime import RuntimeOptions
 from service.experiments.arms import BACKENDS, Arm
 from service.experiments.definition import load_experiment
 from service.experiments.feedback import FeedbackLedger, feedback_ledger
-from service.experiments.manager import ExperimentManager
+from service.experiments.parts import ExperimentParts
+from service.experiments.router import Router
 from service.experiments.store import ExperimentStore, LocalStore, RedisStore
 from service.inference.remote import RemoteBatch
 from service.observability.hooks import MetricsHooks
@@ -157,14 +158,14 @@ class ModelBuilder:
         metrics: Metrics,
         stats: RollingStats,
         cache: SentenceCache,
-        experiments: ExperimentManager,
+        router: Router,
         replica: str,
     ) -> None:
         self.settings = settings
         self.metrics = metrics
         self.stats = stats
         self.cache = cache
-        self.experiments = experiments
+        self.router = router
         self.replica = replica
 
     async def __call__(self, source: ModelSource) -> ServedModel:
@@ -245,9 +246,9 @@ class ModelBuilder:
         admission control knows what a batch costs at two sizes. One queue at a time: queues warmed together
         share the engines, and would learn several times what a batch costs alone. The queues: every backend's,
         those of the experiment's arms that model ``name`` serves, and ``generate``."""
-        experiments = self.experiments
+        router = self.router
         arms = [Arm.of_backend(backend) for backend in BACKENDS]
-        arms += [arm for arm in map(experiments.resolve, experiments.known_arms()) if arm.model in (None, name)]
+        arms += [arm for arm in map(router.resolve, router.known_arms()) if arm.model in (None, name)]
         tokens = preprocessor.encode(WARMUP_TEXT)
         cold = [arm for arm in arms if arm.queue not in queues.batchers]
         batchers = {arm.queue: queues.get(arm) for arm in cold}
@@ -255,9 +256,9 @@ class ModelBuilder:
             batchers[GENERATE_QUEUE] = queues.generate()
         payload = ("beam", DecodeParams(num_beams=2))
         sizes = [1] * WARMUP_ROUNDS + [min(WARMUP_BATCH, queues.policy.max_batch_size, self.settings.max_queue)]
-        for queue, batcher in batchers.items():
+        for batcher in batchers.values():
             for size in sizes:
-                await batcher.submit_many([Job(tokens=tokens, arm=queue, payload=payload) for _ in range(size)])
+                await batcher.submit_many([Job(tokens=tokens, payload=payload) for _ in range(size)])
 
     @staticmethod
     def _release_while_idle(queues: LocalQueues) -> Callable[[], Awaitable[None]]:
@@ -292,10 +293,10 @@ class Gateway:
             settings.feedback_max_edits,
             int(settings.feedback_memory_mb * 2**20),
         )
-        experiments = ExperimentManager(
+        experiments = ExperimentParts.build(
             settings.default_backend, experiment_store(settings), self.replica, feedback=self.feedback
         )
-        self.builder = ModelBuilder(settings, metrics, stats, self.cache, experiments, self.replica)
+        self.builder = ModelBuilder(settings, metrics, stats, self.cache, experiments.router, self.replica)
         self.models = ModelRepository(
             self.builder,
             settings.max_models,
@@ -303,8 +304,8 @@ class Gateway:
             settings.drain_timeout_s,
             lambda source: graph_bytes(settings, source),
         )
-        experiments.model_names = self.models.names
-        self.shadow = ShadowComparer(experiments, metrics, settings.shadow_timeout_s)
+        experiments.admin.model_names = self.models.names
+        self.shadow = ShadowComparer(experiments.tally, metrics, settings.shadow_timeout_s)
         startup = ModelManifest.load(self.sources[0].path)
         self.words = word_store(settings.redis_url, settings.redis_prefix, settings.dictionary_max_words)
         self.pipeline = Pipeline(
@@ -318,7 +319,7 @@ class Gateway:
         for source in self.sources:
             await self.models.load(source)
         experiment = self.settings.experiment
-        await self.pipeline.experiments.open(load_experiment(experiment) if experiment else None)
+        await self.pipeline.experiments.admin.open(load_experiment(experiment) if experiment else None)
         for source in self.sources:  # the queues of the experiment's own arms, warmed up
             model = self.models.get(source.name)
             if isinstance(model.queues, LocalQueues):
@@ -331,7 +332,7 @@ class Gateway:
         self.pipeline.ready = False
         await self.shadow.stop()
         await self.models.close()
-        await self.pipeline.experiments.close()
+        await self.pipeline.experiments.sync.close()
         await self.feedback.close()
         await self.words.close()
         await self.cache.close()

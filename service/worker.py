@@ -1,4 +1,4 @@
-"""``gecserve worker``: an engine worker fed from Redis Streams, for gateways started with ``--queue``.
+"""``gecserve worker``: a worker, an engine fed from Redis Streams, for gateways started with ``--queue``.
 
     gecserve worker --model NAME|DIR --redis redis://HOST:PORT/DB [--arm NAME]... [--metrics-port PORT]
     (other settings: GECSERVE_*, as for ``gecserve serve``: batching, ORT threads, provider, prefix)
@@ -89,7 +89,14 @@ def main(argv: list[str] | None = None) -> int:
         "--model", default=None, help="a model of GECSERVE_MODELS by name, or a model folder (GECSERVE_MODEL_PATH)"
     )
     parser.add_argument("--redis", required=True, help="Redis URL of the job streams (the gateways' --queue)")
-    parser.add_argument("--arm", action="append", default=None, help="a queue to serve (repeat; default: all)")
+    parser.add_argument(
+        "--arm",
+        dest="queues",
+        metavar="NAME",
+        action="append",
+        default=None,
+        help="a queue to serve (repeat; default: all)",
+    )
     parser.add_argument("--metrics-port", type=int, default=None, help="serve Prometheus metrics on this port")
     args = parser.parse_args(argv)
     configure_malloc()  # before any thread: see service.engine.allocator
@@ -106,5 +113,5 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gecserve worker: {error}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level)
-    asyncio.run(work(settings, args.redis, args.arm, args.metrics_port))
+    asyncio.run(work(settings, args.redis, args.queues, args.metrics_port))
     return 0

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from loadtest.browser import CHROMIUM
+from bench.served.browser import CHROMIUM
 from models.gec.language_model import ship_language_model
 from models.gec.spelling_model import ship_spelling_model
 from models.gec.vocabulary import ship_vocabulary
@@ -25,7 +25,7 @@ DEFAULT_MODEL = ROOT / "models" / "gec-default"
 SHIPPED_MODELS = sorted(manifest.parent for manifest in (ROOT / "models").glob("gec-*/manifest.json"))
 DEV_DATA = ROOT.parent / "shared" / "data" / "dev"  # ../shared beside the checkout, as in CI
 REDIS_URL = "redis://127.0.0.1:6379/0"  # .ci/run starts a server here when none answers
-# Browser tests drive Debian's chromium (loadtest.browser); .ci/run installs it where it is missing.
+# Browser tests drive Debian's chromium (bench.served.browser); .ci/run installs it where it is missing.
 NEEDS_CHROMIUM = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 
 

@@ -1,8 +1,8 @@
 """The runtime imports only what the project declares: every third-party module ``service/`` imports (read with
 ``ast``, inside functions too) belongs to a distribution in ``[project] dependencies``, or one that those require.
 A package that only the dev or build extras install (and the tests therefore find) would fail the image.
-``service/bench/`` is left out: the benchmarks run where the dev and build extras are (CTranslate2, matplotlib),
-and import them where they are used."""
+The benchmarks (``bench/``) lie outside ``service/``: they run where the dev and build extras are (CTranslate2,
+matplotlib), and import them where they are used."""
 
 from __future__ import annotations
 
@@ -41,8 +41,6 @@ def test_every_third_party_module_the_service_imports_is_a_runtime_dependency() 
     runtime = runtime_distributions()
     missing = []
     for path in sorted((ROOT / "service").rglob("*.py")):
-        if "bench" in path.relative_to(ROOT).parts:
-            continue
         for line, name in imported(path):
             top = name.split(".")[0]
             if top in sys.stdlib_module_names or top == "__future__" or top not in distributions:

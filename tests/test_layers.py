@@ -3,15 +3,17 @@ by name through ``importlib``), against one ordered list of layers, ``LAYERS``, 
 
 - A module may import its own package (its entry in ``LAYERS``) and any package of a layer below its own: never one
   above (no import runs back up, so no two packages import each other) nor another package of its own layer (a
-  layer's packages stand apart). Every module of ``service/``, ``models/``, ``tools/`` and ``loadtest/`` lies in one
+  layer's packages stand apart). Every module of ``service/``, ``models/``, ``tools/`` and ``bench/`` lies in one
   layer, and each name it imports from them too; ``tests/`` lies in none, so nothing imports the tests.
 - A module that imports by name (``importlib.import_module``: the command table of ``service/cli.py``) imports
   every project module a string of it names.
 - The outer edges ask more: ``models/`` and ``tools/`` use the service only through ``service.engine`` and
-  ``service.text``; ``loadtest/`` uses no ``service.api`` internals, only ``service.api.proto``, the generated gRPC
-  code that is the public wire contract; ``service.engine`` uses no other part of the service than itself and
-  ``service.text``, and ``service.text`` only itself (not even the ground below them: they are libraries that
-  ``models/`` and ``tools/`` use alone); neither imports asyncio, a web framework or Redis.
+  ``service.text``; the benchmarks that start no server (``bench/engine/``) import no ``service.api`` and none of
+  those that do (``bench.served``, ``bench.heap_diff``); the served ones (``bench/served/``) use no ``service.api``
+  internals, only ``service.api.grpc.proto``, the generated gRPC code that is the public wire contract;
+  ``service.engine`` uses no other part of the service than itself and ``service.text``, and ``service.text`` only
+  itself (not even the ground below them: they are libraries that ``models/`` and ``tools/`` use alone); neither
+  imports asyncio, a web framework or Redis.
 - The architecture page's table of layers (docs/architecture.md, "The layers") is this list.
 """
 
@@ -25,7 +27,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = ("service", "models", "tools", "loadtest")  # the project's code; ``tests/`` may import all of it
+FOLDERS = ("service", "models", "tools", "bench")  # the project's code; ``tests/`` may import all of it
 
 # The layers, from the ground up: (name, the packages or modules in it).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -47,12 +49,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("repository", ("service.repository",)),
     ("pipeline", ("service.pipeline",)),
     ("start-up", ("service.wiring", "service.startup")),
-    ("api", ("service.api",)),
-    ("commands", ("service.commands", "service.worker", "service.bench", "models", "tools")),
-    ("load tests", ("loadtest",)),
+    ("api entry", ("service.api",)),
+    ("access", ("service.api.access",)),
+    ("protocols", ("service.api.grpc", "service.api.languagetool")),
+    ("http", ("service.api.http",)),
+    ("serve", ("service.api.server",)),
+    ("commands", ("service.commands", "service.worker", "models", "tools")),
+    ("benchmarks", ("bench",)),
     ("command line", ("service.cli",)),
 )
-_PROJECT_MODULE = re.compile(r"(service|models|tools|loadtest|tests)(\.[A-Za-z_]\w*)+")
+_PROJECT_MODULE = re.compile(r"(service|models|tools|bench|tests)(\.[A-Za-z_]\w*)+")
 
 
 def _under(name: str, *prefixes: str) -> bool:
@@ -166,7 +172,7 @@ def circles() -> list[list[str]]:
 
 
 def test_no_import_runs_back_up_the_layers() -> None:
-    assert {"service.cli", "service.config", "models", "tools", "loadtest.spawn"} <= set(map(module_name, modules()))
+    assert {"service.cli", "service.config", "models", "tools", "bench.latency"} <= set(map(module_name, modules()))
     assert layer_violations() == []
 
 
@@ -201,7 +207,12 @@ def _service_below(*allowed: str) -> Callable[[str], bool]:
 
 
 def _no_api_internals(name: str) -> bool:
-    return _under(name, "service.api") and not _under(name, "service.api.proto")
+    return _under(name, "service.api") and not _under(name, "service.api.grpc.proto")
+
+
+def _no_server(name: str) -> bool:
+    """Forbids the API and the benchmarks that start or run a server."""
+    return _under(name, "service.api", "bench.served", "bench.heap_diff")
 
 
 _NO_SERVING_STACK = ("asyncio", "fastapi", "starlette", "uvicorn", "grpc", "redis")
@@ -209,7 +220,8 @@ _NO_SERVING_STACK = ("asyncio", "fastapi", "starlette", "uvicorn", "grpc", "redi
 EDGES: dict[str, Callable[[str], bool]] = {
     "models": _service_below("service.engine", "service.text"),
     "tools": _service_below("service.engine", "service.text"),
-    "loadtest": _no_api_internals,
+    "bench/engine": _no_server,
+    "bench/served": _no_api_internals,
     "service/engine": lambda name: (
         _service_below("service.engine", "service.text")(name) or _under(name, *_NO_SERVING_STACK)
     ),
@@ -258,7 +270,10 @@ def test_the_reader_sees_every_kind_of_import(tmp_path: Path, monkeypatch: pytes
             'TABLE = {"serve": ("service.api.server", "run it"), "note": "service.api is not a name"}\n'
             "def main(name):\n"
             "    return importlib.import_module(TABLE[name][0])\n",
-            "loadtest/spawn.py": 'COMMAND = ["python", "-m", "service.cli"]  # a process started, not an import\n',
+            "bench/served/spawn.py": 'COMMAND = ["python", "-m", "service.cli"]  # a process started, not an import\n',
+            "bench/engine/decoding.py": "from bench.latency import latency_summary\n"
+            "from service.api import server\n"
+            "from bench.served.spawn import start_server\n",
         },
     )
     assert [name for _, name in imported(tmp_path / "models/gec/tool.py")] == [
@@ -269,12 +284,18 @@ def test_the_reader_sees_every_kind_of_import(tmp_path: Path, monkeypatch: pytes
         "service.commands.correct.main",
     ]
     assert list(imported(tmp_path / "service/cli.py")) == [(1, "importlib"), (2, "service.api.server")]
-    assert list(imported(tmp_path / "loadtest/spawn.py")) == []
+    assert list(imported(tmp_path / "bench/served/spawn.py")) == []
     assert edge_violations("models", EDGES["models"]) == [
         "models/gec/tool.py:3 service.config",
         "models/gec/tool.py:6 service.commands.correct.main",
     ]
-    assert _no_api_internals("service.api.auth.hash_key") and not _no_api_internals("service.api.proto.gecserve_pb2")
+    assert _no_api_internals("service.api.access.auth.hash_key") and not _no_api_internals(
+        "service.api.grpc.proto.gecserve_pb2"
+    )
+    assert edge_violations("bench/engine", EDGES["bench/engine"]) == [
+        "bench/engine/decoding.py:2 service.api.server",
+        "bench/engine/decoding.py:3 bench.served.spawn.start_server",
+    ]
 
 
 def test_an_import_back_up_the_layers_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -291,22 +312,24 @@ def test_an_import_back_up_the_layers_is_reported(tmp_path: Path, monkeypatch: p
             "    from service.pipeline.pipeline import Pipeline\n",
             "service/pipeline/late.py": "import importlib\n"
             "def app():\n"
-            '    return importlib.import_module("service.api.http")\n',
+            '    return importlib.import_module("service.api.http.app")\n',
             "service/observability/metrics.py": "from service.redis_pool import redis_client\n",
+            "service/api/access/control.py": "from service.api.http.app import create_app\n",
             "service/routing/route.py": "from service.engine.engine import Engine\n",
             "service/text/units.py": "from service.text.spans import Span\nimport tests.conftest\n",
             "service/text/spans.py": "def late():\n    from service.text import units\n",
             "service/cli.py": "import importlib\n"
-            'COMMANDS = {"serve": "service.api.server", "bench": "loadtest.serve", "eval": "models.gec.evaluate"}\n'
+            'COMMANDS = {"serve": "service.api.server", "bench": "bench.served.serve", "eval": "models.gec.evaluate"}\n'
             "def main(name):\n"
             "    return importlib.import_module(COMMANDS[name])\n",
         },
     )
     assert layer_violations() == [
+        "service/api/access/control.py:1 service.api.http.app.create_app (above it: http over access)",
         "service/config.py:2 service.repository.sources.model_sources (above it: repository over ground)",
         "service/engine/engine.py:3 service.pipeline.pipeline.Pipeline (above it: pipeline over engine)",
         "service/observability/metrics.py:1 service.redis_pool.redis_client (beside it, in ground)",
-        "service/pipeline/late.py:3 service.api.http (above it: api over pipeline)",
+        "service/pipeline/late.py:3 service.api.http.app (above it: http over pipeline)",
         "service/routing/route.py:1 service.engine.engine.Engine (service.routing.route is in no layer)",
         "service/text/units.py:2 tests.conftest (in no layer)",
     ]

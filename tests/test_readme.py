@@ -1,6 +1,6 @@
 """The README stays a five-minute read that is true: at most 300 lines, the two commands, links that resolve, and
 main knobs whose defaults are the code's (its HTTP example is checked against the bundled model by
-``tests/api/test_readme_example.py``)."""
+``tests/system/test_readme_example.py``)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ import pytest
 import redis.asyncio as aioredis
 
 import service.redis_keys as redis_keys
-from service.api.ratelimit import Bucket, RateLimiter
+from service.api.access.ratelimit import Bucket, RateLimiter
 from service.batching import Job, deadline_in
 from service.batching.batcher import JobFailedError
 from service.batching.streams import ensure_group

@@ -1,7 +1,7 @@
 """The start-up's reading of the settings (``service.startup.load_settings``): every value that cannot work, the
 names the engine's and the arms' tables do not know among them, in one ``SettingError`` line, each setting named by
 its flag when given as one, else by its environment variable, in the settings' order; a secret's value never shown.
-(The commands printing it and exiting with status 2: ``tests/api/test_bad_settings.py``.)"""
+(The commands printing it and exiting with status 2: ``tests/system/test_bad_settings.py``.)"""
 
 from __future__ import annotations
 

@@ -9,9 +9,10 @@ synthetic + learner pairs, stage 2 fine-tuning on learner pairs.
 ``--init CHECKPOINT`` continues a trained model instead of starting from scratch (``models.gec.unpack``
 gives the shipped one back): its tokenizer is kept, stage 1 starts from its weights on fresh synthetic
 errors (``--seed``) at a lower learning rate, and training can run in several stretches; with
-``--schedule cpu-finetune`` stage 1 is skipped and stage 2 fine-tunes it on the learner pairs. Every
-checkpoint's weights are kept (``snapshots/``), so dev figures can be plotted by training hour and the
-last checkpoints averaged (``models.gec.average``).
+``--schedule cpu-finetune`` stage 1 is skipped and stage 2 fine-tunes it on the learner pairs; with
+``--schedule cpu-mixture`` on ``models.gec.mixture``'s set instead (``--teacher``, ``--exclude``, ``--identity``,
+``--targeted``). Every checkpoint's weights are kept (``snapshots/``), so dev figures can be plotted by training
+hour and the last checkpoints averaged (``models.gec.average``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from models.gec.mixture import prepare_mixture
 from models.gec.prepare import prepare
 from models.gec.train import TrainConfig, train
 from service.engine.tokenization import TOKENIZER_CONFIG
@@ -40,6 +42,9 @@ SCHEDULES = {
     # cpu-finetune: stage 2 alone from --init (version 3). Stage 1 continued on fresh synthetic errors gave JFLEG
     # dev +0.3 GLEU and FCE dev -0.4 at its step 563 (training_curve), 60 minutes of this +1.3 and +1.8.
     "cpu-finetune": (0.0, 60.0, "small", 4096),
+    # cpu-mixture: stage 2 alone from --init on the mixture of models.gec.mixture (version 4): learner pairs the
+    # teacher kept, identity pairs of clean text, synthetic errors of the classes the model misses.
+    "cpu-mixture": (0.0, 50.0, "small", 4096),
 }
 CONTINUE_LR = 5e-4  # stage 1 from a trained model: half the from-scratch peak, a short warm-up
 SNAPSHOTS = {"checkpoint_minutes": 10.0, "keep_snapshots": 30}  # every checkpoint's weights kept: dev figures by hour
@@ -81,6 +86,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--init", type=Path, default=None, help="a trained checkpoint to continue")
+    parser.add_argument("--teacher", type=Path, help="cpu-mixture: the flagged.tsv of models.gec.teacher")
+    parser.add_argument("--exclude", type=Path, help="cpu-mixture: the clean set's TSV (models.gec.clean_set)")
+    parser.add_argument("--identity", type=int, default=50_000, help="cpu-mixture: identity pairs of clean text")
+    parser.add_argument("--targeted", type=int, default=80_000, help="cpu-mixture: targeted synthetic pairs")
     args = parser.parse_args(argv)
     schedule = args.schedule or (
         "gpu" if args.device.startswith("cuda") else "cpu-continue" if args.init else "cpu-session"
@@ -88,6 +97,8 @@ def main(argv: list[str] | None = None) -> None:
     minutes1, minutes2, preset, max_tokens = SCHEDULES[schedule]
     if minutes1 == 0 and args.init is None:
         parser.error(f"--schedule {schedule} fine-tunes a trained model: give it --init")
+    if schedule == "cpu-mixture" and (args.teacher is None or args.exclude is None):
+        parser.error("--schedule cpu-mixture needs --teacher and --exclude")
     run: Path = args.run
     run.mkdir(parents=True, exist_ok=True)
     (run / "recipe.json").write_text(
@@ -104,6 +115,12 @@ def main(argv: list[str] | None = None) -> None:
         )
     )
 
+    if not (run / "data.json").exists() and schedule == "cpu-mixture":
+        summary = prepare_mixture(
+            args.data, run, args.init / "tokenizer.json", args.teacher, args.exclude, args.identity, args.targeted,
+            args.seed,
+        )  # fmt: skip
+        print(json.dumps(summary), file=sys.stderr)
     if not (run / "data.json").exists():
         tokenizer = args.init / "tokenizer.json" if args.init else None
         summary = prepare(

@@ -1,8 +1,8 @@
 """The one request entry of every protocol: a validated body (and the arm its header or metadata names) as the
 pipeline's request, validation errors as one message, and the names of what served an answer.
 
-HTTP (``http.py``), gRPC (``grpc_service.py``, which validates its messages with the same models) and
-LanguageTool's ``/v2/check`` (``languagetool.py``, whose parameters become the same body) call these, so that
+HTTP (``http/``), gRPC (``grpc/service.py``, which validates its messages with the same models) and
+LanguageTool's ``/v2/check`` (``languagetool/check.py``, whose parameters become the same body) call these, so that
 the three accept, refuse and answer alike.
 """
 
@@ -34,7 +34,7 @@ EXPERIMENT_HEADER = "X-Gecserve-Experiment"
 def correct_request(body: schemas.CorrectBody, named_arm: str | None) -> CorrectRequest:
     """The correction ``body`` asks for; ``named_arm``: the arm the header (or gRPC metadata) names, which must
     agree with ``options.backend`` when both are given."""
-    arm = body.options.backend
+    arm = body.options.backend  # the public field keeps its name: it names an arm (docs/architecture.md#glossary)
     if arm and named_arm and arm != named_arm:
         raise InvalidRequestError(f"options.backend {arm!r} and {ARM_HEADER} {named_arm!r} disagree")
     return CorrectRequest(

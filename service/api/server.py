@@ -16,7 +16,7 @@ that does not validate, a model folder that is not one, a port in use, a bad exp
 key entry) stop start-up with one line on stderr naming the setting (its flag, else its environment
 variable) and the problem, and exit status 2. HTTP and gRPC share one access control, so a key's
 rate limit counts both. The line that says the service is ready names where to open it: the front page, the
-editor, the dashboard and the API docs (``front.page_urls``).
+editor, the dashboard and the API docs (``http.front.page_urls``).
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ import uvicorn
 from grpc_health.v1 import health_pb2
 from grpc_health.v1.health import HealthServicer
 
-from service.api.access import AccessControl
-from service.api.auth import KeyFileError, load_keys
-from service.api.front import page_urls
-from service.api.grpc_service import SERVICE_NAME, create_grpc_server
-from service.api.http import create_app
+from service.api.access.auth import KeyFileError, load_keys
+from service.api.access.control import AccessControl
+from service.api.grpc.service import SERVICE_NAME, create_grpc_server
+from service.api.http.app import create_app
+from service.api.http.front import page_urls
 from service.config import SettingError, Settings, setting_name
 from service.engine.allocator import configure_malloc
 from service.experiments.definition import ExperimentFileError, load_experiment

@@ -5,17 +5,18 @@ per_token x tokens``, a least-squares line through the last ``window`` batches, 
 how recent it is (a batch counts half as much ``half_life`` batches later), so that batches run in
 other conditions fade as the queue runs: start-up's warm-up, whose first batches of every queue
 share the engines at once and cost several times what they cost later, or a past burst. While
-work is waiting, the time between a worker's batches counts too, since a backlog is served at
+work is waiting, the time between a decoding thread's batches (or a worker's) counts too, since a backlog is served at
 that pace. The fixed part matters: a batch of one sentence costs several times more per token than
 a full batch (the decoder passes are paid once per batch), so a backlog, served in full batches,
 drains faster than single requests suggest. Until batches of different sizes have been seen, the
 cost is proportional to tokens. A new request's wait is the work queued ahead of it (same or better
 priority), half of what is running, and its own work, in as many batches as the policy will make
-of it, divided among the queue's workers. A request whose wait would take more than its policy's
-share of the time left (``BatchPolicy.admit_within``) is refused with 503 at once, rather than
-admitted to time out with 504 later; ``Retry-After`` is the time the present backlog needs to drain.
+of it, divided among what decodes the queue's batches in parallel (its decoding threads, or the live
+workers). A request whose wait would take more than its policy's share of the time left
+(``BatchPolicy.admit_within``) is refused with 503 at once, rather than admitted to time out with 504 later;
+``Retry-After`` is the time the present backlog needs to drain.
 A request that finds its queue idle (nothing queued ahead of it, nothing running) is never refused
-so: it has the workers to itself, and no estimate can serve it sooner than trying.
+so: it has the queue's decoding threads (or workers) to itself, and no estimate can serve it sooner than trying.
 """
 
 from __future__ import annotations
@@ -88,9 +89,10 @@ class ServiceRate:
             return proportional
         return float(fixed), float(per_token)
 
-    def seconds_for(self, tokens: float, workers: int, batches: int = 0) -> float:
-        """Time ``workers`` need for ``tokens`` source tokens of work in ``batches`` batches."""
-        return (batches * self._fixed + tokens * self._per_token) / max(1, workers)
+    def seconds_for(self, tokens: float, parallel: int, batches: int = 0) -> float:
+        """Time ``parallel`` decoding threads (or workers) need for ``tokens`` source tokens of work in
+        ``batches`` batches."""
+        return (batches * self._fixed + tokens * self._per_token) / max(1, parallel)
 
 
 def retry_after_header(seconds: float) -> str:

@@ -1,6 +1,7 @@
 """The ``Batcher`` interface every transport implements, its errors, and its metrics hooks.
 
-A batcher takes sentence jobs one at a time and hands them to inference workers in batches;
+A batcher takes sentence jobs one at a time and hands them, in batches, to decoding threads
+(``local.py``) or to workers through Redis Streams (``stream_gateway.py``);
 ``submit`` resolves with that job's own result. The local (asyncio) transport and a Redis
 Streams transport share this interface, the policy in ``policy.py``, and the hooks below.
 """
@@ -81,9 +82,9 @@ class JobFailedError(BatchingError):
 
 
 class BatcherHooks(Protocol):
-    """Observations a batcher reports; ``name`` is the batcher's name (the backend label).
+    """Observations a batcher reports; ``name`` is the batcher's name (its queue's: the ``queue`` label).
 
-    Hooks are called on the event loop thread, never from a worker's decoding thread, and must be cheap.
+    Hooks are called on the event loop thread, never from a decoding thread, and must be cheap.
     An exception raised by a hook is logged and otherwise ignored.
     """
 
@@ -133,7 +134,7 @@ class NullHooks:
 
 @runtime_checkable
 class Batcher(Protocol):
-    """An auto-batching queue for one arm.
+    """An auto-batching queue: an arm's (``Arm.queue``), or ``generate``'s.
 
     ``submit`` raises ``QueueFullError`` (bound reached), ``DeadlineExceededError`` (deadline
     passed before decoding started), ``BatcherStoppedError`` (not running), or whatever
@@ -143,7 +144,7 @@ class Batcher(Protocol):
     name: str
 
     def start(self) -> None:
-        """Start the workers (call from within the running event loop)."""
+        """Start batching (call from within the running event loop)."""
 
     async def stop(self, drain: bool = True, timeout: float | None = None) -> None:
         """Stop taking jobs. ``drain``: finish queued and running jobs first (for up to ``timeout``

@@ -42,8 +42,7 @@ def deadline_in(seconds: float | None, now: float | None = None) -> float | None
 class Job:
     """One sentence to decode.
 
-    ``tokens``: the source token ids. ``arm``: the queue key (model, decoding, params) the job
-    belongs to. ``deadline``: ``time.monotonic()`` seconds after which the job must not start
+    ``tokens``: the source token ids. ``deadline``: ``time.monotonic()`` seconds after which the job must not start
     decoding (None: no deadline). ``keep_bias``: how strongly the decoding keeps the source
     (``service.engine.decoding.alignment``; 0 for none). ``payload``: whatever the running batch needs
     besides the tokens (decode parameters, strategy name); the batcher never reads it.
@@ -52,7 +51,6 @@ class Job:
     """
 
     tokens: list[int]
-    arm: str = ""
     priority: Priority = Priority.INTERACTIVE
     deadline: float | None = None
     keep_bias: float = 0.0

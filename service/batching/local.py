@@ -1,10 +1,10 @@
-"""The in-process transport: an asyncio queue drained by worker tasks, each with its own thread.
+"""The in-process transport: an asyncio queue drained by decoding threads.
 
-Each of ``workers`` worker tasks waits for jobs, lets the batch fill for up to ``max_wait_ms``
-(counted from the oldest queued job, so a backlog is taken at once), takes a batch through the
-policy and advances its running batch with it in the worker's dedicated thread, so a worker can
-own its own engine. While workers are busy, jobs accumulate and batches grow. ``batches(worker_index)``
-makes a worker's running batch (``service.batching.running``): a closed one decodes each batch to
+Each of ``threads`` decoding threads (a task on the event loop with a thread of its own) waits for jobs, lets the
+batch fill for up to ``max_wait_ms`` (counted from the oldest queued job, so a backlog is taken at once), takes a
+batch through the policy and advances its running batch with it in its own thread, so a thread can own its own
+engine. While the threads are busy, jobs accumulate and batches grow. ``batches(thread_index)``
+makes a thread's running batch (``service.batching.running``): a closed one decodes each batch to
 the end; an iteration-level one keeps decoding the jobs it holds and takes queued jobs into its
 free rows between passes, within the same batch and token budgets. All bookkeeping happens on the
 event loop thread; only the running batch runs elsewhere.
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class _Finished:
-    """What a worker's running batch delivered during its current call."""
+    """What a thread's running batch delivered during its current call."""
 
     jobs: int = 0
     tokens: int = 0
@@ -67,28 +67,28 @@ class _Entry:
 
 
 class LocalBatcher:
-    """An asyncio auto-batching queue for one arm (see the module docstring).
+    """An asyncio auto-batching queue (see the module docstring).
 
-    ``batches(i)`` makes worker ``i``'s running batch, advanced in that worker's own thread: give each
-    worker index its own engine. ``hooks`` receives the observations listed in ``BatcherHooks``;
-    ``name`` labels them (use the backend/arm key).
+    ``batches(i)`` makes decoding thread ``i``'s running batch, advanced in that thread: give each thread index
+    its own engine. ``hooks`` receives the observations listed in ``BatcherHooks``; ``name`` labels them (the
+    queue's name).
     """
 
     def __init__(
         self,
         policy: BatchPolicy,
         batches: Callable[[int], RunningBatch],
-        workers: int = 1,
+        threads: int = 1,
         name: str = "default",
         hooks: BatcherHooks | None = None,
     ) -> None:
-        if workers < 1:
-            raise ValueError("workers must be at least 1")
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
         self.policy = policy
         self.name = name
-        self.workers = workers
+        self.threads = threads
         self._batches = batches
-        self._running: dict[int, dict[Job, None]] = {}  # per worker: jobs its running batch holds
+        self._running: dict[int, dict[Job, None]] = {}  # per thread: jobs its running batch holds
         self._wakes: list[threading.Event] = []
         self._hooks: BatcherHooks = hooks if hooks is not None else NullHooks()
         self._pending: list[Job] = []
@@ -100,10 +100,10 @@ class LocalBatcher:
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._executors: list[ThreadPoolExecutor] = []
-        # Per worker: when its last batch ended, if work was waiting then (the gap to its next
+        # Per thread: when its last batch ended, if work was waiting then (the gap to its next
         # batch is then part of the cost of serving a backlog: event-loop time, hand-offs).
         self._backlog_since: dict[int, float] = {}
-        self._unrecorded: dict[int, float] = {}  # per worker: decoding time not yet in ``rate``
+        self._unrecorded: dict[int, float] = {}  # per thread: decoding time not yet in ``rate``
         self._finished: dict[int, _Finished] = {}
         self.rate = ServiceRate()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -129,7 +129,7 @@ class LocalBatcher:
             return 0.0
         ahead = self._ahead(priority, time.monotonic())
         work = sum(job.length for job in ahead) + self._in_flight_tokens / 2 + tokens
-        return self.rate.seconds_for(work, self.workers, self._batches_for(len(ahead) + jobs))
+        return self.rate.seconds_for(work, self.threads, self._batches_for(len(ahead) + jobs))
 
     def _ahead(self, priority: Priority, now: float) -> list[Job]:
         """The queued jobs a job at ``priority`` would wait for (same or better class)."""
@@ -142,10 +142,10 @@ class LocalBatcher:
         if self._state != "new":
             raise RuntimeError(f"batcher {self.name!r} was already started")
         self._loop = asyncio.get_running_loop()
-        for index in range(self.workers):
-            executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{self.name}-worker{index}")
+        for index in range(self.threads):
+            executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{self.name}-thread{index}")
             self._executors.append(executor)
-            task = self._loop.create_task(self._work(index, executor), name=f"{self.name}-worker{index}")
+            task = self._loop.create_task(self._work(index, executor), name=f"{self.name}-thread{index}")
             self._tasks.append(task)
         self._state = "running"
 
@@ -225,7 +225,7 @@ class LocalBatcher:
         self._hook("on_reject", error.reason)
         backlog = sum(job.length for job in self._pending) + self._in_flight_tokens
         batches = self._batches_for(len(self._pending))
-        retry = self.rate.seconds_for(backlog, self.workers, batches) if self.rate.measured else 2.0
+        retry = self.rate.seconds_for(backlog, self.threads, batches) if self.rate.measured else 2.0
         return error(len(self._pending), retry, self.name, detail)
 
     def _evict_shadow(self, count: int) -> None:
@@ -253,7 +253,7 @@ class LocalBatcher:
             self._withdraw(job, entry)
 
     def _withdraw(self, job: Job, entry: _Entry) -> None:
-        """Forget a job's caller (idempotent). Normal completion: the worker already removed the
+        """Forget a job's caller (idempotent). Normal completion: the thread already removed the
         job. Cancelled caller: drop the job if it is still queued; if it is running, its batch
         finishes without it."""
         if entry.timer is not None:
@@ -268,7 +268,7 @@ class LocalBatcher:
 
     async def stop(self, drain: bool = True, timeout: float | None = None) -> None:
         """See ``Batcher.stop``. After ``timeout`` seconds, whatever is left (queued jobs and
-        callers of running batches) fails with ``BatcherStoppedError``; worker threads that are
+        callers of running batches) fails with ``BatcherStoppedError``; decoding threads that are
         still busy finish in the background."""
         if self._state == "new":
             self._state = "stopped"
@@ -291,7 +291,7 @@ class LocalBatcher:
         self._state = "stopped"
         self._changed()
 
-    # -- workers ----------------------------------------------------------------------------
+    # -- decoding threads -------------------------------------------------------------------
 
     async def _work(self, index: int, executor: ThreadPoolExecutor) -> None:
         current = self._batches(index)
@@ -309,12 +309,12 @@ class LocalBatcher:
                 await self._run(index, executor, current, batch, wake)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # a bug here must not silently kill the worker
-                log.exception("batcher %s worker %d failed; continuing", self.name, index)
+            except Exception:  # a bug here must not silently kill the thread
+                log.exception("batcher %s thread %d failed; continuing", self.name, index)
                 await asyncio.sleep(0.01)
 
     def _take_into(self, index: int, current: RunningBatch) -> list[Job]:
-        """Queued jobs for the free rows of worker ``index``'s running batch (none when it is
+        """Queued jobs for the free rows of thread ``index``'s running batch (none when it is
         full), chosen by the policy as a batch of that many rows would be, within the token budget
         left by the jobs it holds."""
         running = self._running[index]
@@ -387,7 +387,7 @@ class LocalBatcher:
         wake.clear()
         finished = self._finished[index] = _Finished()
 
-        def deliver(job: Job, outcome: Any) -> None:  # in the worker's thread; settled in order on the loop
+        def deliver(job: Job, outcome: Any) -> None:  # in the decoding thread; settled in order on the loop
             loop.call_soon_threadsafe(self._finish, index, job, outcome)
 
         started = time.perf_counter()
@@ -419,7 +419,7 @@ class LocalBatcher:
             self._changed(wake=False)
 
     def _finish(self, index: int, job: Job, outcome: Any) -> None:
-        """A job its worker's running batch delivered (on the event loop, before the batch's call returns)."""
+        """A job its thread's running batch delivered (on the event loop, before the batch's call returns)."""
         running = self._running[index]
         if job not in running:
             return  # already failed with the rest of its running batch
@@ -446,7 +446,7 @@ class LocalBatcher:
             entry.future.set_result(outcome)
 
     def _settle_all(self, running: dict[Job, None], error: BaseException) -> None:
-        """Fail every job a worker's running batch holds (it failed or the batcher stopped)."""
+        """Fail every job a thread's running batch holds (it failed or the batcher stopped)."""
         for job in list(running):
             self._in_flight -= 1
             self._in_flight_tokens -= job.length

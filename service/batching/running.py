@@ -1,6 +1,6 @@
-"""What a batcher's worker drives: a running batch, which jobs join between decoder passes.
+"""What a batcher's decoding thread drives: a running batch, which jobs join between decoder passes.
 
-``advance(joining, wake, deliver)`` is called in the worker's own thread: it adds ``joining`` to the
+``advance(joining, wake, deliver)`` is called in the decoding thread: it adds ``joining`` to the
 batch's running jobs and decodes, handing each job that finishes to ``deliver(job, outcome)`` at once
 (an outcome that is an exception fails only its job). A batch with jobs still running (``active``) is
 advanced again at once, with whatever the queue has for its free rows: this is iteration-level
@@ -8,7 +8,7 @@ batching (``service.inference.iteration``). ``wake`` is set by the batcher when 
 a batch may return early to let it join.
 
 ``ClosedBatch`` is the plain batch: a ``DecodeJobs`` function decodes the jobs it is given to the end;
-``closed_batches`` makes a worker's closed batches of one.
+``closed_batches`` makes a thread's closed batches of one.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from service.batching.job import Job
 __all__ = ["ClosedBatch", "DecodeJobs", "Deliver", "ResultCountError", "RunningBatch", "closed_batches"]
 
 DecodeJobs = Callable[[int, list[Job]], Sequence[Any]]
-"""``decode(worker_index, jobs) -> results``: one result per job, in order. A result that is an
+"""``decode(thread_index, jobs) -> results``: one result per job, in order. A result that is an
 exception instance fails only its own job; raising fails the whole batch."""
 
 Deliver = Callable[[Job, Any], None]
@@ -46,12 +46,12 @@ class ClosedBatch:
 
     active = 0
 
-    def __init__(self, decode: DecodeJobs, worker: int) -> None:
+    def __init__(self, decode: DecodeJobs, thread: int) -> None:
         self.decode = decode
-        self.worker = worker
+        self.thread = thread
 
     def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
-        results = list(self.decode(self.worker, joining))
+        results = list(self.decode(self.thread, joining))
         if len(results) != len(joining):
             raise ResultCountError(f"decode returned {len(results)} results for {len(joining)} jobs")
         for job, result in zip(joining, results, strict=True):
@@ -59,8 +59,8 @@ class ClosedBatch:
 
 
 def closed_batches(decode: DecodeJobs) -> Callable[[int], RunningBatch]:
-    """Each worker's batches, closed ones decoded by ``decode`` (what ``LocalBatcher`` takes)."""
-    return lambda worker: ClosedBatch(decode, worker)
+    """Each decoding thread's batches, closed ones decoded by ``decode`` (what ``LocalBatcher`` takes)."""
+    return lambda thread: ClosedBatch(decode, thread)
 
 
 class ResultCountError(RuntimeError):

@@ -150,7 +150,7 @@ class ReplyRouter:
 
 
 class StreamBatcher:
-    """A queue whose batches are assembled and decoded by remote workers; see the module docstring.
+    """A queue whose batches are assembled and decoded by workers (``gecserve worker``); see the module docstring.
 
     ``decoding(job)`` gives the JSON-ready decoding a job's worker must run; ``result_of(reply,
     received_at)`` turns a reply into what ``submit`` returns; ``live_workers()`` counts the workers

@@ -1,4 +1,4 @@
-"""An engine worker's side of the Redis Streams transport: read jobs, batch them, decode, reply, acknowledge.
+"""A worker's side of the Redis Streams transport: read jobs, batch them, decode, reply, acknowledge.
 
 ``StreamConsumer`` reads its queues' streams through the consumer group ``workers`` and feeds each
 queue's jobs to a ``LocalBatcher``, so batches are assembled by the same policy as in one process
@@ -170,7 +170,7 @@ class StreamConsumer:
 
     def _add_queue(self, name: str) -> None:
         make = self.batches
-        batcher = LocalBatcher(self.policy, lambda worker: make(), workers=1, name=name, hooks=self.hooks)
+        batcher = LocalBatcher(self.policy, lambda thread: make(), threads=1, name=name, hooks=self.hooks)
         batcher.start()
         self.queues[name] = _Queue(name, self.keys.jobs(name), batcher)
 
@@ -227,7 +227,7 @@ class StreamConsumer:
             if not fields:  # deleted from the stream meanwhile: nothing to answer
                 await self._acknowledge(queue, entry_id, None, None)
                 return
-            entry: JobEntry = decode_job(fields, queue.name)
+            entry: JobEntry = decode_job(fields)
             entry.job.payload = entry.decoding
             job_id = entry.job.id
             try:
@@ -313,7 +313,7 @@ class StreamConsumer:
             entries = await self.client.xrange(queue.stream, min=entry_id, max=entry_id)
             fields = entries[0][1] if entries else None
             if fields:
-                entry = decode_job(fields, queue.name)
+                entry = decode_job(fields)
                 await self.client.xadd(
                     self.keys.dead(queue.name),
                     {**{_str(k): _str(v) for k, v in fields.items()}, "reason": f"{self.max_deliveries} deliveries"},

@@ -1,7 +1,7 @@
 """The Redis Streams transport's shared vocabulary: key names, jobs and replies as stream entries, and the
 helpers both sides use (the consumer group, stopping a reading task).
 
-Gateways (``gecserve serve --queue redis://...``) and engine workers (``gecserve worker``) meet
+Gateways (``gecserve serve --queue redis://...``) and workers (``gecserve worker``) meet
 under one key namespace per model, ``{prefix}{name}@{version}/{variant}:``, so a worker only ever
 decodes for the model version its gateways preprocess for, and a new version starts from empty
 streams. Under it:
@@ -137,11 +137,10 @@ class JobEntry:
     decoding: dict[str, Any]
 
 
-def decode_job(fields: Fields, queue: str) -> JobEntry:
+def decode_job(fields: Fields) -> JobEntry:
     data = _text(fields)
     job = Job(
         tokens=[int(t) for t in data["tokens"].split()],
-        arm=queue,
         priority=Priority(int(data["priority"])),
         deadline=_monotonic_deadline(data["deadline"]),
         keep_bias=float(data.get("keep_bias", 0.0)),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from service.api.auth import KeyFileError, hash_key, parse_entry
+from service.api.access.auth import KeyFileError, hash_key, parse_entry
 
 
 def key_entry(name: str, key: str, limit: tuple[float, int] | None = None) -> str:

@@ -7,7 +7,7 @@ each thread allocating at once gets a heap (arena) of its own, up to eight per c
 ``malloc_trim(0)`` (``release_free_memory``) gives back every whole free page of every heap, but
 not the free space at the top of a thread's heap, which goes back only when a free in that heap
 leaves more than the trim threshold there: a burst of 16-beam generations left 14-44 MB so, over
-the inference and ONNX Runtime threads' heaps (``tests/api/test_memory.py``, CI's run of d4a1db1).
+the inference and ONNX Runtime threads' heaps (``tests/system/test_memory.py``, CI's run of d4a1db1).
 ``configure_malloc`` makes every thread share the main heap, whose top ``malloc_trim`` does give
 back (3 MB left after the same burst; serving as fast: ``bench serve`` at concurrency 1 and 32,
 within the runs' noise), and fixes both thresholds at 32 MB (the largest ``mmap`` threshold glibc
@@ -77,7 +77,7 @@ class IdleRelease:
         self._shrunk = float("-inf")  # when the arenas were last shrunk
 
     def batch_ended(self) -> None:
-        """Called by the worker threads after each batch."""
+        """Called by the decoding threads after each batch."""
         self._last_batch = time.monotonic()
 
     def idle(self) -> bool:

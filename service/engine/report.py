@@ -1,10 +1,10 @@
-"""How measurements are reported: latency summaries, aligned text tables, JSON with the machine's facts.
+"""How measurements are reported: aligned text tables, JSON with the machine's facts.
 
-One implementation for every benchmark and evaluation: ``gecserve bench`` (``service.bench``), the load tests
-(``loadtest``) and the model tools (``gecserve eval``, ``models.gec.package``, ``models.gec.compare_spelling``).
-It sits in the engine layer, the lowest one all three may import (``models`` may use only ``service.engine`` and
-``service.text``, and ``service.text`` does no I/O); ``machine`` records the CPU facts that decide which kernels
-ONNX Runtime can use. Imports nothing of the service.
+One implementation for the benchmarks (``bench``) and the model tools (``gecserve eval``, ``models.gec.package``,
+``models.gec.compare_spelling``). It sits in the engine layer, the lowest one both may import (``models`` may use only
+``service.engine`` and ``service.text``, and ``service.text`` does no I/O); what the benchmarks alone share is in
+``bench.latency``. ``machine`` records the CPU facts that decide which kernels ONNX Runtime can use. Imports nothing
+of the service.
 """
 
 from __future__ import annotations
@@ -16,22 +16,6 @@ import platform
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import numpy as np
-
-
-def input_lines(path: Path) -> list[str]:
-    """The non-blank lines of a UTF-8 input file, stripped: what every benchmark and load test reads."""
-    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
-    """Mean and p50/p95/p99 in milliseconds."""
-    values = np.asarray(seconds, dtype=np.float64) * 1e3
-    if values.size == 0:
-        return {"mean_ms": float("nan"), "p50_ms": float("nan"), "p95_ms": float("nan"), "p99_ms": float("nan")}
-    p50, p95, p99 = np.percentile(values, [50, 95, 99])
-    return {"mean_ms": float(values.mean()), "p50_ms": float(p50), "p95_ms": float(p95), "p99_ms": float(p99)}
 
 
 def _cell(value: Any) -> str:

@@ -16,7 +16,11 @@ from typing import Any
 from service.experiments.assignment import initial_table, rebalance
 from service.experiments.definition import ExperimentDefinition, as_percent
 
-__all__ = ["ExperimentState"]
+__all__ = ["ExperimentState", "NoSuchExperimentError"]
+
+
+class NoSuchExperimentError(KeyError):
+    """No experiment of that name is known (or it is not running, for changes)."""
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 A closed batch (``decode_batch``) is abandoned between decoder passes once every job in it is past
 its deadline, so no engine time is spent on answers nobody waits for. Jobs that carry their own
-decoding (``/v1/generate``, and every job a remote worker reads) are grouped by it
+decoding (``/v1/generate``, and every job a worker reads) are grouped by it
 (``decode_by_payload``). A batch the engine raises on is decoded again one job at a time, so bad
 settings or a sentence that breaks the engine fail only their own jobs.
 """

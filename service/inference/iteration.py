@@ -3,7 +3,7 @@
 ``IterationBatch`` decodes a queue's strategy for the strategies listed in ``GECSERVE_CONTINUOUS_BATCHING``: a
 job past its deadline leaves unfinished, and if the decoder raises, the jobs it held are decoded again one at a
 time as closed batches, so only a job that fails by itself gets the exception. ``PayloadBatch`` is the same for
-jobs that carry their own decoding (``/v1/generate``'s, and a remote worker's): one ``IterationBatch`` per
+jobs that carry their own decoding (``/v1/generate``'s, and a worker's): one ``IterationBatch`` per
 listed decoding, closed batches for the others.
 """
 
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 
 class IterationBatch:
-    """One worker's iteration-level decoding of a queue's strategy (a ``RunningBatch`` of the batcher).
+    """One decoding thread's iteration-level decoding of a queue's strategy (a ``RunningBatch`` of the batcher).
 
     ``advance`` joins the new jobs (one encoder run), then runs decoder passes, delivering each job
     as it finishes, until none is left or work is queued (``wake``) while a quarter of ``max_rows``
@@ -128,7 +128,7 @@ class IterationBatch:
 
 class PayloadBatch:
     """A queue's running batch for jobs whose ``payload`` is their ``(strategy, params)`` (``/v1/generate``, and
-    every job a remote worker reads): jobs whose strategy is in ``continuous`` join that decoding's
+    every job a worker reads): jobs whose strategy is in ``continuous`` join that decoding's
     ``IterationBatch``; the others are decoded in closed batches, those with the same decoding together."""
 
     def __init__(self, engine: Engine, continuous: frozenset[str], max_rows: int, ended: Callable[[], None]) -> None:

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 MAX_WORD_CHARS = 64
-MAX_USER_CHARS = 256  # as a username of /v2/check (lt_params.MAX_KEY_CHARS)
+MAX_USER_CHARS = 256  # as a username of /v2/check (service.api.languagetool.params.MAX_KEY_CHARS)
 REDIS_TIMEOUT_S = 1.0  # the factory's clients: wait at most this for a connection, and for an answer
 
 

@@ -187,10 +187,7 @@ class SentenceDispatcher:
         if not tokens:
             return {}
         try:
-            jobs = [
-                Job(tokens=t, arm=arm.queue, priority=priority, deadline=deadline, keep_bias=keep_bias)
-                for t in tokens.values()
-            ]
+            jobs = [Job(tokens=t, priority=priority, deadline=deadline, keep_bias=keep_bias) for t in tokens.values()]
             outcomes = await self._submit(self.queues.get(arm), arm.name, jobs)
             outputs = [self._outputs(outcome.result) for outcome in outcomes]
             reviewed = 0.0
@@ -246,7 +243,7 @@ class SentenceDispatcher:
         in the ``generate`` queue; None for a unit the model does not read. No cache: a rewrite is asked for
         once (and sampling draws anew without a seed)."""
         readable = [unit for unit in units if unit.decoded_by_model]
-        jobs = [Job(tokens=u.tokens, arm=GENERATE_QUEUE, deadline=deadline, payload=payload) for u in readable]
+        jobs = [Job(tokens=u.tokens, deadline=deadline, payload=payload) for u in readable]
         outcomes = await self._submit(self.queues.generate(), GENERATE_QUEUE, jobs) if jobs else []
         decoded = iter(zip(jobs, outcomes, strict=True))
         hypotheses: list[list[tuple[str, float]] | None] = []
@@ -269,7 +266,7 @@ class SentenceDispatcher:
 
     async def _submit(self, batcher: Batcher, label: str, jobs: list[Job]) -> list[Outcome]:
         """Admit the jobs to ``batcher`` together (all or none), wait for their outcomes, and turn
-        batching errors into request errors (``label`` names the queue in messages)."""
+        batching errors into request errors (``label`` names the arm, or ``generate``, in messages)."""
         if len(jobs) > self.max_queue:
             raise PayloadTooLargeError(f"the request has {len(jobs)} sentences; a queue holds at most {self.max_queue}")
         with _request_errors(label):
@@ -278,7 +275,7 @@ class SentenceDispatcher:
 
 @contextmanager
 def _request_errors(label: str) -> Iterator[None]:
-    """Batching errors as request errors (``label`` names the queue in messages)."""
+    """Batching errors as request errors (``label`` names the arm, or ``generate``, in messages)."""
     try:
         yield
     except QueueFullError as error:

@@ -6,13 +6,14 @@ outcome), the live numbers of ``/v1/stats``, and the experiment's own numbers.
 
 Every request first passes admission by the gateway's load (503 at once when the event loop's lag and the requests
 in flight say it cannot be answered in time: ``service.pipeline.load_admission``). A correction: validate -> route
-to an arm (``service.experiments``) and to the model it runs on (the arm's, else the request's, else the default;
-``service.repository``), held until the answer is ready -> admission (503 at once when the arm's queue cannot serve
-it in time) -> preprocess (parallel workers: protected spans, sentences, languages, normalise, spell unless the
-request turns it off, tokenize) -> the sentence cache and the sentences already in flight -> the arm's auto-batching
-queue -> the guard, the rule stage's edits joined to the model's, and edits with offsets and their confidence, those
-under the request's threshold (its level's or ``min_confidence``) held back -> with a dialect named (``language``),
-its spelling variants (``service.text.variants``) -> none that changes a word of the writer's dictionary. A rewrite
+to an arm (``service.experiments.router``; the experiment's bookkeeping samples its shadow and counts its
+assignment) and to the model it runs on (the arm's, else the request's, else the default; ``service.repository``),
+held until the answer is ready -> admission (503 at once when the arm's queue cannot serve it in time) -> preprocess
+(a pool of threads or processes: protected spans, sentences, languages, normalise, spell unless the request turns it
+off, tokenize) -> the sentence cache and the sentences already in flight -> the arm's auto-batching queue -> the
+guard, the rule stage's edits joined to the model's, and edits with offsets and their confidence, those under the
+request's threshold (its level's or ``min_confidence``) held back -> with a dialect named (``language``), its
+spelling variants (``service.text.variants``) -> none that changes a word of the writer's dictionary. A rewrite
 (``/v1/generate``) takes the same path to its own queue, without the cache. When the experiment samples the request
 for a shadow comparison, its sentences also go through the shadow arm after the answer is ready, at the lowest
 priority. Each answer's edit ids are remembered with where they came from (request, experiment, arm, model, edit
@@ -39,7 +40,8 @@ from service.engine.engine import keep_bias_for, takes_keep_bias
 from service.engine.manifest import ModelManifest
 from service.experiments.arms import Arm, UnknownArmError
 from service.experiments.feedback import EditOrigin, FeedbackLedger, UnknownEditsError
-from service.experiments.manager import ExperimentManager, Route
+from service.experiments.parts import ExperimentParts
+from service.experiments.router import Route
 from service.observability.logging import log_request
 from service.observability.metrics import NO_EXPERIMENT, Metrics
 from service.observability.request_id import current_request_id
@@ -153,7 +155,7 @@ class Pipeline:
         metrics: Metrics,
         stats: RollingStats,
         models: ModelRepository[ServedModel],
-        experiments: ExperimentManager,
+        experiments: ExperimentParts,
         shadow: ShadowComparer,
         feedback: FeedbackLedger,
         startup: ModelManifest,
@@ -287,7 +289,7 @@ class Pipeline:
             for stage, value in stages.items():
                 self.metrics.observe_stage(stage, experiment, arm, value)
         if record.routed is not None:
-            self.experiments.record(
+            self.experiments.tally.record(
                 record.routed, seconds, outcome, sentences, edits, stages, record.categories if ok else None
             )
 
@@ -307,7 +309,7 @@ class Pipeline:
 
     def _route(self, request: CorrectRequest, record: _Record) -> Route:
         try:
-            routed = self.experiments.route(
+            routed = self.experiments.router.route(
                 request.arm,
                 request.user_id,
                 request.session_id,
@@ -316,6 +318,8 @@ class Pipeline:
             )
         except UnknownArmError as error:
             raise UnknownArmRequestError(str(error)) from error
+        routed = self.experiments.shadow.sample(routed)
+        self.experiments.tally.assigned(routed)
         if request.model and routed.arm.model and routed.arm.model != request.model:
             raise InvalidRequestError(
                 f"model {request.model!r} and arm {routed.arm.name!r}, which runs on {routed.arm.model!r}, disagree"

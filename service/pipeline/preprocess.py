@@ -2,7 +2,7 @@
 tokenize).
 
 ``mode="thread"`` runs plans on a thread pool (the tokenizer and Bling Fire are native code);
-``mode="process"`` on a process pool whose workers each load the codec and the speller once.
+``mode="process"`` on a process pool whose processes each load the codec and the speller once.
 Which is faster here is measured by ``gecserve bench preprocess``; the default follows that
 figure. Tokens come from the model's ``TextCodec`` (``TextCodec.for_model``, the engine's own),
 the one tokenizer of serving, ``gecserve correct`` and ``gecserve eval``: text that spells a
@@ -80,13 +80,13 @@ def _plan_in_process(texts: Sequence[str], spelling: bool) -> list[list[Unit]]:
 
 
 class Preprocessor:
-    """Plans the units of paragraphs on a pool of ``workers`` threads or processes; ``start`` loads the speller."""
+    """Plans the units of paragraphs on a pool of ``pool_size`` threads or processes; ``start`` loads the speller."""
 
-    def __init__(self, model_dir: Path, mode: str = "thread", workers: int = 2, spelling: bool = True) -> None:
+    def __init__(self, model_dir: Path, mode: str = "thread", pool_size: int = 2, spelling: bool = True) -> None:
         if mode not in ("thread", "process"):
             raise ValueError(f"preprocess mode must be 'thread' or 'process', not {mode!r}")
         self.mode = mode
-        self.workers = workers
+        self.pool_size = pool_size
         self.codec, manifest = TextCodec.for_model(model_dir)
         self.max_tokens = manifest.max_source_content
         self.spelling_files = spelling_files(model_dir, manifest) if spelling else None
@@ -96,9 +96,9 @@ class Preprocessor:
         self.executor: Executor
         if mode == "process":
             initargs = (str(model_dir), self.spelling_files)
-            self.executor = ProcessPoolExecutor(workers, initializer=_init_process, initargs=initargs)
+            self.executor = ProcessPoolExecutor(pool_size, initializer=_init_process, initargs=initargs)
         else:
-            self.executor = ThreadPoolExecutor(workers, thread_name_prefix="preprocess")
+            self.executor = ThreadPoolExecutor(pool_size, thread_name_prefix="preprocess")
 
     @property
     def spells(self) -> bool:
@@ -106,14 +106,14 @@ class Preprocessor:
         return self.spelling_files is not None
 
     async def start(self) -> None:
-        """Load the speller and the language identifier (threads), or start every worker process, which loads its
-        own."""
+        """Load the speller and the language identifier (threads), or start every process of the pool, which loads
+        its own."""
         if self.mode == "thread":
             await asyncio.to_thread(language_identifier)
             if self.spelling_files is not None and self.speller is None:
                 self.speller = await asyncio.to_thread(shared_speller, *self.spelling_files)
         else:
-            await self.plan([""] * self.workers)
+            await self.plan([""] * self.pool_size)
 
     def encode(self, text: str) -> list[int]:
         return self.codec.encode(text)

@@ -2,13 +2,13 @@
 
 ``DecodingQueues`` is what the pipeline submits to; it has two transports. ``LocalQueues`` (the
 default) decodes in this process: a pool of ``inference_workers`` engines (ONNX Runtime sessions,
-which accept concurrent runs), worker ``i`` of every queue running on engine ``i``, each batch
+which accept concurrent runs), decoding thread ``i`` of every queue running on engine ``i``, each batch
 telling ``idle_release`` it ended (``service.wiring`` gives the memory back once decoding is idle). A
 decoding whose strategy is in ``continuous`` (an arm's, or a ``generate`` job's own) decodes with
 iteration-level batching (``service.inference.iteration``: sentences join and leave the batch between
 decoder passes); the others in closed batches. ``StreamQueues``
-(``service.pipeline.stream_queues``, ``gecserve serve --queue URL``) sends the jobs to engine
-workers through Redis Streams. Queues are made when an arm first needs one, so an experiment
+(``service.pipeline.stream_queues``, ``gecserve serve --queue URL``) sends the jobs to workers
+(``gecserve worker``) through Redis Streams. Queues are made when an arm first needs one, so an experiment
 started at run time gets its own.
 """
 
@@ -78,9 +78,9 @@ class LocalQueues:
             batches: Callable[[int], RunningBatch]
             if strategy in self.continuous:
 
-                def batches(worker: int) -> RunningBatch:
+                def batches(thread: int) -> RunningBatch:
                     ended = self.idle_release.batch_ended
-                    return IterationBatch(self._engine(worker), strategy, params, policy.max_batch_size, ended)
+                    return IterationBatch(self._engine(thread), strategy, params, policy.max_batch_size, ended)
 
             else:
                 batches = self._closed(lambda engine, jobs: decode_batch(engine, jobs, strategy, params))
@@ -91,29 +91,29 @@ class LocalQueues:
         batcher = self.batchers.get(GENERATE_QUEUE)
         if batcher is None:
 
-            def batches(worker: int) -> RunningBatch:
+            def batches(thread: int) -> RunningBatch:
                 ended = self.idle_release.batch_ended
-                return PayloadBatch(self._engine(worker), self.continuous, self.policy.max_batch_size, ended)
+                return PayloadBatch(self._engine(thread), self.continuous, self.policy.max_batch_size, ended)
 
             batcher = self._start(GENERATE_QUEUE, batches, self.policy)
         return batcher
 
-    def _engine(self, worker: int) -> Engine:
-        return self.engines[worker % len(self.engines)]
+    def _engine(self, thread: int) -> Engine:
+        return self.engines[thread % len(self.engines)]
 
     def _closed(self, run: Callable[[Engine, list[Job]], list[Any]]) -> Callable[[int], RunningBatch]:
-        """Closed batches, each decoded to the end by ``run`` on the worker's engine."""
+        """Closed batches, each decoded to the end by ``run`` on the decoding thread's engine."""
 
-        def decode(worker: int, jobs: list[Job]) -> list[Any]:
+        def decode(thread: int, jobs: list[Job]) -> list[Any]:
             try:
-                return run(self._engine(worker), jobs)
+                return run(self._engine(thread), jobs)
             finally:
                 self.idle_release.batch_ended()
 
         return closed_batches(decode)
 
     def _start(self, name: str, batches: Callable[[int], RunningBatch], policy: BatchPolicy) -> LocalBatcher:
-        batcher = LocalBatcher(policy, batches, workers=len(self.engines), name=name, hooks=self.hooks)
+        batcher = LocalBatcher(policy, batches, threads=len(self.engines), name=name, hooks=self.hooks)
         batcher.start()
         self.batchers[name] = batcher
         return batcher

@@ -18,7 +18,8 @@ import time
 from collections.abc import Sequence
 
 from service.batching import Priority
-from service.experiments.manager import ExperimentManager, Route
+from service.experiments.router import Route
+from service.experiments.tally import Tally
 from service.observability.metrics import Metrics
 from service.pipeline.errors import RequestError
 from service.pipeline.served import ServedModel
@@ -33,8 +34,8 @@ log = logging.getLogger(__name__)
 class ShadowComparer:
     """Schedules the shadow arm's decodes of answered requests and records how they compare."""
 
-    def __init__(self, experiments: ExperimentManager, metrics: Metrics, timeout_s: float) -> None:
-        self.experiments = experiments
+    def __init__(self, tally: Tally, metrics: Metrics, timeout_s: float) -> None:
+        self.tally = tally
         self.metrics = metrics
         self.timeout_s = timeout_s
         self._tasks: set[asyncio.Task[None]] = set()
@@ -89,7 +90,7 @@ class ShadowComparer:
             for unit, output in zip(units, served, strict=True)
             if unit.decoded_by_model and unit.normalized.text in theirs
         ]
-        agreed, disagreed = self.experiments.record_shadow(route, comparisons)
+        agreed, disagreed = self.tally.record_shadow(route, comparisons)
         self.metrics.shadow_compared(route.experiment, route.arm.name, route.shadow.name, agreed, disagreed)
 
     async def stop(self) -> None:

@@ -1,4 +1,4 @@
-"""The device engine's confidence and policy: what the browser (``service/api/static/device/confidence.mjs``) computes
+"""The device engine's confidence and policy: what the browser (``service/web/static/device/confidence.mjs``) computes
 for each edit the model makes there, written in Python so that the fit (``models.gec.calibrate --device``) reads
 every edit exactly as the browser will.
 

@@ -20,9 +20,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+import inflect
 import lemminflect
 
 from service.text.edits import cased_like
+from service.text.vocabulary import zipf
 
 __all__ = ["RULE_KINDS", "RuleEdit", "RuleKind", "find_rule_edits"]
 
@@ -40,6 +42,7 @@ RULE_KINDS = {
     kind.name: kind
     for kind in (
         RuleKind("repeated", 'a function word written twice ("the the")', 0.9),
+        RuleKind("a_an", 'the indefinite article that does not fit the sound after it ("a umbrella", "an very")', 0.9),
         RuleKind("capital", "a sentence of five tokens or more that starts in lowercase", 0.9),
         RuleKind("agreement", 'an auxiliary that does not agree with its subject ("We was", "He don\'t")', 0.9),
         RuleKind(
@@ -155,6 +158,50 @@ def _capital(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     known = _lemmas(word.lower) or word.lower in _NEVER_TWICE  # a name the lexicon lacks keeps its case ("iPhone")
     if word.start == 0 and word.text.isalpha() and word.text.islower() and known:
         yield RuleEdit(0, 1, text[0], text[0].upper(), "capital", (0, word.end))
+
+
+# -- a or an ---------------------------------------------------------------------------------------------------------
+
+_ENGLISH = inflect.engine()
+_NOT_ARTICLE_BEFORE = _words("another other enough each every any all only so as such i")  # "a another", "an so on"
+_LETTER_NAMES = _words("letter grade vitamin plan option section part point item exhibit appendix class type")
+_ARTICLE_ZIPF = 3.0  # the word after the article is a well-known one (not "an mmapped file", jargon read aloud)
+
+
+@lru_cache(maxsize=8192)
+def _article_for(lower: str) -> str:
+    """The indefinite article the sound of ``lower`` takes (``inflect``: "an hour", "a university", "a one")."""
+    return str(_ENGLISH.a(lower)).split(" ", 1)[0]
+
+
+def _article(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "a umbrella", "an very good": the article before a well-known noun, adjective or adverb whose sound takes the
+    other one. Left alone: a letter ("grade A", "the letter a"), the article before a compound ("a arm-suits"), a
+    plural or a word that takes no article ("a another"), a word the lexicon does not know ("an mmapped file"), "an"
+    before an "h" ("an historic": both are written), and "an" after a noun, adjective or pronoun or before a word
+    that is no noun or adjective, where it is more often a typed "and" ("mad an hungry", "an so on")."""
+    article = tokens[i]
+    if article.lower not in ("a", "an") or (article.text == "A" and i > 0) or i + 1 >= len(tokens):
+        return
+    word, after = tokens[i + 1], tokens[i + 2].text if i + 2 < len(tokens) else ""
+    previous = tokens[i - 1].lower if i > 0 else ""
+    if not word.text.isalpha() or (word.text.isupper() and len(word.text) > 1) or after in ("-", "'", "’"):
+        return
+    lower = word.lower
+    if previous in _LETTER_NAMES or lower in _NOT_ARTICLE_BEFORE | _UNCOUNTABLE or zipf(lower) < _ARTICLE_ZIPF:
+        return
+    lemmas = set(_lemmas(lower))
+    plural = _has_tag(lower, "NOUN", "NNS") and not _has_tag(lower, "NOUN", "NN") and "ADJ" not in lemmas
+    if not lemmas or not lemmas <= {"NOUN", "ADJ", "ADV"} or plural:
+        return
+    wanted = _article_for(lower)
+    if wanted == article.lower or (article.lower == "an" and lower.startswith("h")):
+        return
+    if article.lower == "an" and (
+        set(_lemmas(previous)) & {"NOUN", "ADJ"} or previous in _PRONOUNS or not lemmas & {"NOUN", "ADJ"}
+    ):
+        return
+    yield _edit(article, wanted, "a_an", (article.start, word.end))
 
 
 # -- agreement of auxiliaries ----------------------------------------------------------------------------------------
@@ -289,6 +336,7 @@ Rule = Callable[[str, list[_Token], int], Iterator[RuleEdit]]
 
 _RULES: tuple[Rule, ...] = (
     _repeated,
+    _article,
     _capital,
     _agreement,
     _noun_subject,

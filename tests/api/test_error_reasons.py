@@ -1,6 +1,6 @@
 """The table of error reasons (``service.error_reasons``) is every reason the service answers, each with one HTTP
-status and a gRPC code, and the docs' error table (``docs/errors.md``) is that table; a body the framework cannot
-read is answered as invalid JSON is: 422 ``invalid``."""
+status and a gRPC code, and the docs' error table (``docs/errors.md``) is that table. (A body the framework cannot
+read, answered as invalid JSON is: ``tests/system/test_unreadable_bodies.py``.)"""
 
 from __future__ import annotations
 
@@ -8,17 +8,13 @@ import re
 from pathlib import Path
 
 import grpc
-import httpx
-import pytest
 
-from service.api.errors import FRAMEWORK_REASONS
-from service.api.http import create_app  # the app: every module defining an error class is imported
+from service.api.http.app import create_app  # the app: every module defining an error class is imported
+from service.api.http.errors import FRAMEWORK_REASONS
 from service.error_reasons import ErrorReason
 from service.pipeline.errors import RequestError, status_of
-from tests.api.server import RunningServer
 
 ERRORS_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "errors.md").read_text(encoding="utf-8")
-JSON = {"content-type": "application/json"}
 
 
 def raised_reasons() -> set[ErrorReason]:
@@ -55,20 +51,3 @@ def test_each_status_has_one_grpc_code_and_each_reason_its_status() -> None:
 def test_the_error_page_is_the_table() -> None:
     rows = re.findall(r"^\| (\d{3}) \| `(\w+)` \| `(\w+)` \| ", ERRORS_PAGE, flags=re.MULTILINE)
     assert rows == [(str(reason.status), reason.value, reason.grpc_code) for reason in ErrorReason]
-
-
-@pytest.mark.parametrize("body", ["[" * 100_000, '{"text": ' + "[" * 5_000 + "]" * 5_000 + "}"])
-@pytest.mark.server
-def test_deeply_nested_json_is_invalid(server: RunningServer, body: str) -> None:
-    answer = httpx.post(server.url + "/v1/correct", content=body, headers=JSON, timeout=30)
-    assert answer.status_code == 422
-    error = answer.json()["error"]
-    assert error["reason"] == "invalid"
-    assert error["message"] == "the request body is not valid JSON: it is nested too deeply"
-
-
-@pytest.mark.server
-def test_a_body_that_is_not_utf8_is_invalid(server: RunningServer) -> None:
-    answer = httpx.post(server.url + "/v1/correct", content=b'{"text": "\xff"}', headers=JSON, timeout=30)
-    assert answer.status_code == 422 and answer.json()["error"]["reason"] == "invalid"
-    assert answer.json()["error"]["message"].startswith("the request body is not UTF-8")

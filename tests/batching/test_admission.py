@@ -53,7 +53,7 @@ class Gate:
         self.started = threading.Event()
         self.batches: list[list[Job]] = []
 
-    def __call__(self, worker: int, jobs: list[Job]) -> list[Any]:
+    def __call__(self, thread: int, jobs: list[Job]) -> list[Any]:
         self.batches.append(list(jobs))
         self.started.set()
         assert self.open.wait(30), "the test never opened the gate"

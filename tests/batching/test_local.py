@@ -22,7 +22,7 @@ from service.batching import (
 )
 from service.batching.batcher import Batcher, NullHooks, WouldMissDeadlineError
 from service.batching.job import Priority
-from tests.api.clients import wait_until
+from tests.system.clients import wait_until
 
 # No test here races the wall clock. A decode function blocks on a ``gate`` (an event the test opens) so that
 # the queue's state is known; deadlines and ``max_wait_ms`` are an hour away, and a test that needs
@@ -74,10 +74,10 @@ class Recorder:
         self.started = threading.Event()
         self.lock = threading.Lock()
 
-    def __call__(self, worker: int, jobs: list[Job]) -> list[Any]:
+    def __call__(self, thread: int, jobs: list[Job]) -> list[Any]:
         with self.lock:
             self.batches.append(list(jobs))
-            self.threads.setdefault(worker, set()).add(threading.get_ident())
+            self.threads.setdefault(thread, set()).add(threading.get_ident())
         self.started.set()
         if self.gate is not None and not self.gate.wait(2 * BOUND):
             raise AssertionError("the test never opened the gate")  # fails the batch, never decodes early
@@ -91,7 +91,7 @@ class Recorder:
 
 
 async def turns(count: int = 20) -> None:
-    """Let the event loop go round ``count`` times: enough for a woken worker to take a batch, so
+    """Let the event loop go round ``count`` times: enough for a woken thread to take a batch, so
     that a check that one was *not* taken means something (it cannot flake: waiting longer only
     gives the fault more chances to show)."""
     for _ in range(count):
@@ -107,7 +107,7 @@ def test_results_are_routed_to_their_callers() -> None:
 
     async def main() -> None:
         batcher = LocalBatcher(
-            BatchPolicy(max_batch_size=16, max_wait_ms=2), closed_batches(decode), workers=3, name="route"
+            BatchPolicy(max_batch_size=16, max_wait_ms=2), closed_batches(decode), threads=3, name="route"
         )
         batcher.start()
         rng = random.Random(7)
@@ -122,22 +122,22 @@ def test_results_are_routed_to_their_callers() -> None:
         assert sorted(id(j) for j in decode.seen) == sorted(id(j) for j in jobs)  # each decoded exactly once
 
     asyncio.run(main())
-    # One dedicated thread per worker index, distinct across workers.
+    # One dedicated OS thread per decoding thread index, distinct across them.
     threads = [next(iter(ids)) for ids in decode.threads.values()]
     assert all(len(ids) == 1 for ids in decode.threads.values())
     assert len(set(threads)) == len(threads)
 
 
 def test_batches_grow_under_load() -> None:
-    """Jobs that arrive while the worker is busy gather; once it is free they go in full batches."""
+    """Jobs that arrive while the thread is busy gather; once it is free they go in full batches."""
     gate = threading.Event()
     decode = Recorder(gate=gate)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=32, max_wait_ms=1), closed_batches(decode), workers=1)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=32, max_wait_ms=1), closed_batches(decode), threads=1)
         batcher.start()
         first = asyncio.create_task(batcher.submit(Job(tokens=[0, 1])))
-        await wait_until(lambda: batcher.in_flight == 1)  # the worker is busy until the gate opens
+        await wait_until(lambda: batcher.in_flight == 1)  # the thread is busy until the gate opens
         rest = [asyncio.create_task(batcher.submit(Job(tokens=[i, i + 1]))) for i in range(1, 50)]
         await wait_until(lambda: batcher.depth == 49)
         gate.set()
@@ -150,20 +150,20 @@ def test_batches_grow_under_load() -> None:
 
 
 def test_full_batch_is_taken_without_waiting() -> None:
-    """A free worker takes a batch as soon as it is full, not max_wait (an hour) later, even while
+    """A free thread takes a batch as soon as it is full, not max_wait (an hour) later, even while
     another batch runs (so the idle rule does not apply)."""
     gate = threading.Event()
     decode = Recorder(gate=gate)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS), closed_batches(decode), workers=2)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS), closed_batches(decode), threads=2)
         batcher.start()
         first = asyncio.create_task(batcher.submit(Job(tokens=[0])))
-        await wait_until(lambda: batcher.in_flight == 1)  # one worker busy: the batcher is not idle
+        await wait_until(lambda: batcher.in_flight == 1)  # one thread busy: the batcher is not idle
         rest = [asyncio.create_task(batcher.submit(Job(tokens=[i]))) for i in range(1, 4)]
         await wait_until(lambda: batcher.depth == 3)
         await turns()
-        assert batcher.depth == 3 and batcher.in_flight == 1  # three of four: the free worker waits to fill
+        assert batcher.depth == 3 and batcher.in_flight == 1  # three of four: the free thread waits to fill
         rest.append(asyncio.create_task(batcher.submit(Job(tokens=[4]))))
         await wait_until(lambda: batcher.in_flight == 5)  # the fourth fills it: taken at once
         gate.set()
@@ -174,10 +174,10 @@ def test_full_batch_is_taken_without_waiting() -> None:
     assert [len(b) for b in decode.batches] == [1, 4]
 
 
-def test_runner_error_fails_the_whole_batch_and_the_worker_continues() -> None:
+def test_runner_error_fails_the_whole_batch_and_the_thread_continues() -> None:
     calls = []
 
-    def decode(worker: int, jobs: list[Job]) -> list[Any]:
+    def decode(thread: int, jobs: list[Job]) -> list[Any]:
         calls.append(len(jobs))
         if len(calls) == 1:
             raise ValueError("engine blew up")
@@ -195,7 +195,7 @@ def test_runner_error_fails_the_whole_batch_and_the_worker_continues() -> None:
 
 
 def test_per_job_exceptions_and_wrong_result_counts() -> None:
-    def decode(worker: int, jobs: list[Job]) -> list[Any]:
+    def decode(thread: int, jobs: list[Job]) -> list[Any]:
         if any(job.payload == "short" for job in jobs):
             return []
         return [KeyError(job.id) if job.payload == "bad" else result_of(job) for job in jobs]
@@ -353,10 +353,10 @@ def test_deadline_passing_in_the_queue_fails_the_job_and_it_is_never_decoded(clo
         await wait_until(lambda: batcher.in_flight == 1)
         doomed = Job(tokens=[2], deadline=deadline_in(HOUR))
         waiting = asyncio.create_task(batcher.submit(doomed))
-        await wait_until(lambda: batcher.depth == 1)  # queued behind the busy worker
+        await wait_until(lambda: batcher.depth == 1)  # queued behind the busy thread
         clock.advance(HOUR + 1)
         with pytest.raises(DeadlineExceededError):
-            await asyncio.wait_for(waiting, BOUND)  # promptly: the gate is closed, the worker still busy
+            await asyncio.wait_for(waiting, BOUND)  # promptly: the gate is closed, the thread still busy
         assert batcher.depth == 0 and batcher.in_flight == 1
         gate.set()
         assert await blocker == (2,)
@@ -397,10 +397,10 @@ def test_stop_with_drain_finishes_queued_jobs() -> None:
     decode = Recorder(gate=gate)
 
     async def main() -> None:
-        batcher = LocalBatcher(BatchPolicy(max_batch_size=2, max_wait_ms=HOUR_MS), closed_batches(decode), workers=2)
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=2, max_wait_ms=HOUR_MS), closed_batches(decode), threads=2)
         batcher.start()
         tasks = [asyncio.create_task(batcher.submit(Job(tokens=[i]))) for i in range(7)]
-        await wait_until(lambda: batcher.in_flight == 4 and batcher.depth == 3)  # both workers busy, 3 queued
+        await wait_until(lambda: batcher.in_flight == 4 and batcher.depth == 3)  # both threads busy, 3 queued
         stopping = asyncio.create_task(batcher.stop(drain=True))
         await wait_until(lambda: not batcher.running)
         with pytest.raises(BatcherStoppedError):
@@ -582,7 +582,7 @@ def test_an_idle_batcher_does_not_wait_to_fill(idle_dispatch: bool, clock: Clock
         await wait_until(lambda: batcher.in_flight == 1)  # at once (BOUND, not an hour)
         rest = [asyncio.create_task(batcher.submit(Job(tokens=[i]))) for i in range(2, 6)]
         await wait_until(lambda: batcher.depth == 4)
-        gate.set()  # the worker frees up: the four queued jobs go together
+        gate.set()  # the thread frees up: the four queued jobs go together
         assert await first == (2,)
         if not idle_dispatch:
             await waits_for_max_wait(batcher, 4)
@@ -630,7 +630,7 @@ class SteppedBatch:
 
 def _stepped(policy: BatchPolicy) -> tuple[LocalBatcher, SteppedBatch]:
     stepped = SteppedBatch(policy.max_batch_size)
-    return LocalBatcher(policy, lambda worker: stepped), stepped
+    return LocalBatcher(policy, lambda thread: stepped), stepped
 
 
 def test_jobs_join_a_running_batch_and_leave_when_done() -> None:
@@ -670,7 +670,7 @@ def test_a_running_batch_never_holds_more_than_the_batch_size() -> None:
     asyncio.run(main())
 
 
-def test_a_failing_running_batch_fails_the_jobs_it_holds_and_the_worker_continues() -> None:
+def test_a_failing_running_batch_fails_the_jobs_it_holds_and_the_thread_continues() -> None:
     async def main() -> None:
         batcher, stepped = _stepped(BatchPolicy(max_batch_size=4, max_wait_ms=HOUR_MS))
         batcher.start()
@@ -729,7 +729,7 @@ def test_a_running_batch_takes_only_what_fits_the_token_budget_left() -> None:
 def test_check_admission_refuses_before_any_work_when_the_queue_alone_is_too_long() -> None:
     gate = threading.Event()
 
-    def decode(worker: int, jobs: list[Job]) -> list[Any]:
+    def decode(thread: int, jobs: list[Job]) -> list[Any]:
         gate.wait(BOUND)
         return [result_of(job) for job in jobs]
 

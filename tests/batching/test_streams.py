@@ -286,7 +286,7 @@ def test_replies_reach_only_the_gateway_that_asked(redis_prefix: str) -> None:
 def test_reply_codec_round_trip() -> None:
     job = Job(tokens=[5, 6, 7], deadline=deadline_in(2.0), keep_bias=-1.0 / 3)
     fields = encode_job(job, "reply:g", {"strategy": "beam", "params": {"num_beams": 4}})
-    entry = decode_job({k.encode(): v.encode() for k, v in fields.items()}, "q")
+    entry = decode_job({k.encode(): v.encode() for k, v in fields.items()})
     assert entry.job.tokens == [5, 6, 7] and entry.job.id == job.id and entry.reply_to == "reply:g"
     assert entry.job.keep_bias == job.keep_bias  # exactly: the worker decodes what the gateway would
     assert entry.decoding == {"strategy": "beam", "params": {"num_beams": 4}}

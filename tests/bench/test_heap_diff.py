@@ -1,4 +1,4 @@
-"""``service.bench.heap_diff``: the allocation site that grew between the two snapshots is named, with its
+"""``bench.heap_diff``: the allocation site that grew between the two snapshots is named, with its
 growth."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from service.bench.heap_diff import diff_later
+from bench.heap_diff import diff_later
 
 
 def test_the_site_that_grew_between_the_snapshots_heads_the_diff(tmp_path: Path) -> None:

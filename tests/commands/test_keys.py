@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from service.api.auth import KeyFileError, parse_entry
+from service.api.access.auth import KeyFileError, parse_entry
 from service.commands.keys import key_entry
 
 

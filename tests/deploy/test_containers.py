@@ -78,7 +78,7 @@ def dockerignored(path: str) -> bool:
         ".venv/bin/python",
         "runs/x/ckpt",
         ".git/HEAD",
-        "loadtest/results/a.json",
+        "bench/results/a.json",
         "docs/dashboard.png",
         "tests/fixtures/tiny-gec/encoder.onnx",
         "service/__pycache__/cli.cpython-311.pyc",
@@ -162,7 +162,7 @@ def test_yamllint() -> None:
 
 def test_compose_restarts_what_must_survive_a_crash() -> None:
     """A gateway, a worker or Redis that dies is started again by Docker (the jobs a dead worker held
-    are claimed by another: tests/api/test_scaleout.py), and only a stop by hand keeps it down."""
+    are claimed by another: tests/system/test_scaleout.py), and only a stop by hand keeps it down."""
     services = load(ROOT / "docker-compose.yml")["services"]
     for name in ("gateway", "worker", "worker-v2", "redis", "lb"):
         assert services[name].get("restart") in {"always", "unless-stopped"}, name

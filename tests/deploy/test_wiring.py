@@ -19,7 +19,7 @@ import yaml
 
 from service import worker
 from service.api import server
-from service.api.http import create_app
+from service.api.http.app import create_app
 from service.batching.streams import GROUP, StreamKeys
 from service.config import Settings
 from service.engine.manifest import ModelManifest

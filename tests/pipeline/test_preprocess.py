@@ -24,7 +24,7 @@ TRICKY = [
 
 
 def _plan(model: Path, mode: str, texts: list[str], spelling: bool = True) -> list:
-    pre = Preprocessor(model, mode=mode, workers=2)
+    pre = Preprocessor(model, mode=mode, pool_size=2)
     try:
 
         async def run() -> list:

@@ -68,7 +68,7 @@ def test_the_tokenizers_have_the_special_tokens(tokenizer_path: Path) -> None:
 @pytest.mark.parametrize("mode", ["thread", "process"])
 def test_served_preprocessing_encodes_no_special_id(model_dir: Path, tokenizer_path: Path, mode: str) -> None:
     controls = set(special_ids(tokenizer_path).values())
-    pre = Preprocessor(model_dir, mode=mode, workers=1, spelling=False)
+    pre = Preprocessor(model_dir, mode=mode, pool_size=1, spelling=False)
     try:
         plans = asyncio.run(pre.plan(TEXTS))
     finally:

@@ -23,6 +23,12 @@ def _fixed(text: str) -> tuple[str, list[str]]:
 
 FIXES = [
     ("I went to the the cinema yesterday.", "I went to the cinema yesterday.", "repeated"),
+    ("I bought a umbrella yesterday.", "I bought an umbrella yesterday.", "a_an"),
+    ("It was a error to leave.", "It was an error to leave.", "a_an"),  # "error": a mass noun too
+    ("She is an very good teacher.", "She is a very good teacher.", "a_an"),
+    ("We waited for a hour.", "We waited for an hour.", "a_an"),  # the sound, not the letter
+    ("It was a honest mistake.", "It was an honest mistake.", "a_an"),
+    ("He has an usual job.", "He has a usual job.", "a_an"),
     ("She gave it to to her mother.", "She gave it to her mother.", "repeated"),
     ("my name is Anna and I live in Madrid.", "My name is Anna and I live in Madrid.", "capital"),
     ("We was late for the meeting.", "We were late for the meeting.", "agreement"),
@@ -68,6 +74,13 @@ CORRECT = [
     "The information and the advice were useful.",
     "An hour later, a user opened a URL in an SQL shell.",
     "A one-off payment was made to an MBA student.",
+    "It is a unique chance for a European team.",  # the sound, not the letter
+    "We enacted an historic act in an hotel.",  # "an" before "h": both are written
+    "A dict backed by an mmapped file.",  # a word the lexicon does not know
+    "He got a grade A and a plan B in the letter a section.",  # letters
+    "There was a another actor, a enough space and a apples.",  # no article, or another fix
+    "I was mad an hungry, an so on.",  # "an" typed for "and"
+    "A I said, a few people came.",
 ]
 
 

@@ -1,4 +1,4 @@
-"""Parameters and results shared by all decoding strategies, and their JSON form (for a remote worker)."""
+"""Parameters and results shared by all decoding strategies, and their JSON form (for a worker)."""
 
 from __future__ import annotations
 

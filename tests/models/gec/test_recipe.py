@@ -37,3 +37,12 @@ def test_fine_tuning_without_a_model_is_refused(tmp_path: Path, capsys: pytest.C
     assert stopped.value.code == 2
     assert "--init" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_the_mixture_without_a_teacher_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--data", str(tmp_path), "--run", str(tmp_path / "run"), "--schedule", "cpu-mixture", "--init", "x"]
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    assert "--teacher and --exclude" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

@@ -1,4 +1,0 @@
-"""Load tooling, kept apart from the service: Locust load tests (``locustfile.py``, ``shapes.py``,
-``measure.py``, ``report.py``), A/B runs at a fixed offered load, the memory drill, and the serving
-benchmarks behind ``gecserve bench serve`` and ``gecserve bench scaleout`` (``spawn.py`` starts the
-real servers they and the integration tests talk to)."""

@@ -1,0 +1,19 @@
+"""The real ``gecserve serve`` on the tiny test model, on free ports, for the API tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.served.spawn import RunningServer, free_port
+from bench.served.spawn import start_server as _start
+from tests.conftest import FIXTURE_MODEL
+
+ROOT = Path(__file__).resolve().parents[2]
+
+__all__ = ["ROOT", "RunningServer", "free_port", "start_server"]
+
+
+def start_server(tmp: Path, model: Path = FIXTURE_MODEL, **settings: object) -> RunningServer:
+    """A server for ``model`` (int8; the tiny test model unless given) with ``GECSERVE_<NAME>`` overrides from
+    ``settings``."""
+    return _start(model, tmp, cwd=ROOT, model_variant="int8", **settings)
