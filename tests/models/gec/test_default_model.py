@@ -52,7 +52,9 @@ def test_manifest_records_provenance_and_quality(model: Path) -> None:
     assert "NON-COMMERCIAL" in manifest["licence"]
     assert {d["name"].split()[0] for d in manifest["training_data"]} >= {"W&I+LOCNESS", "FCE", "NUCLE", "Lang-8"}
     training = manifest["training"]
-    first = training.get("continued_from", {}).get("training", training)  # a fine-tuned model's stage 1 came first
+    first = training  # a fine-tuned model's stage 1 came first, in the model it continued (or the one before it)
+    while "stage1" not in first and "continued_from" in first:
+        first = first["continued_from"]["training"]
     assert first["stage1"]["steps"] > 0 and training["stage2"]["steps"] > 0 and training["hours"] > 0
     assert "hardware" in training and "recipe" in training
     quality = manifest["quality"]
