@@ -5,7 +5,7 @@ table comes from them."""
 from __future__ import annotations
 
 from models.gec.learner_set import read_set
-from models.gec.rule_precision import closer, markdown, measure, right
+from models.gec.rule_precision import closer, found, markdown, measure, right
 from service.text.grammar_rules import RULE_KINDS, find_rule_edits
 
 
@@ -28,6 +28,14 @@ def test_an_edit_inside_a_larger_rewrite_is_closer_but_not_exact() -> None:
     assert not right(text, edit, [reference]) and closer(text, edit, [reference])
 
 
+def test_an_error_the_reference_corrects_another_way_is_found_though_not_closer() -> None:
+    text = "My duties like a organization member were various."
+    edit = _only(text)
+    rewritten = "My duties as a staff member were various."
+    assert edit.kind == "a_an" and not closer(text, edit, [rewritten]) and found(text, edit, [rewritten])
+    assert not found(text, edit, [text])  # a reference that keeps what the rule read: no error found there
+
+
 def test_measure_counts_per_kind_and_corpus_and_every_clean_edit_is_wrong() -> None:
     dev = [
         ("fce", "She can sings well.", ["She can sing well."]),
@@ -42,7 +50,7 @@ def test_measure_counts_per_kind_and_corpus_and_every_clean_edit_is_wrong() -> N
     assert (by["uncountable"]["jfleg_right"], by["uncountable"]["jfleg_closer_%"]) == (0, 100.0)
     assert [m["corpus"] for m in misses] == ["jfleg", "clean"]
     table = markdown(rows)
-    assert "| `plural` |" in table and "| 1, 1, 100% |" in table
+    assert "| `plural` |" in table and "| 1, 1, 100%, 100% |" in table
 
 
 def test_the_learner_set_has_a_correction_for_each_sentence() -> None:
