@@ -7,10 +7,10 @@ dev (GLEU) and on the clean professional set (the share of its sentences changed
 
 Each model corrects the clean set, JFLEG dev and FCE dev once, as served at the ``default`` level (its spelling
 stage, keep bias, review, rule stage and confidence fit) but with every edit kept; a threshold then keeps the edits
-whose confidence reaches it times their lexical multiplier (``service.text.policy.required``), exactly what the
-service answers with that ``min_confidence``. Per model and threshold: JFLEG dev and FCE dev GLEU
-(``models.gec.evaluate.score``), the share of FCE dev's sentences needing no edit that are changed, and the share of
-the clean set changed. The plot draws JFLEG dev GLEU against the clean set's changed share, a line a model.
+the service's own test keeps (``service.text.units.passes``: the confidence reaches it times the edit's lexical
+multiplier), exactly what the service answers with that ``min_confidence``. Per model and threshold: JFLEG dev and
+FCE dev GLEU (``models.gec.evaluate.score``), the share of FCE dev's sentences needing no edit that are changed, and
+the share of the clean set changed. The plot draws JFLEG dev GLEU against the clean set's changed share, a line a model.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from models.gec.clean_set import read_tsv
+from models.gec.corpora import read_lines
 from models.gec.evaluate import score
 from models.gec.metrics import detokenize
 from service.engine.engine import Engine
@@ -29,8 +30,7 @@ from service.engine.offline import correct_texts, model_confidence, model_review
 from service.engine.report import table, write_json
 from service.engine.runtime import RuntimeOptions
 from service.text.edits import Edit, apply_edits
-from service.text.policy import required
-from service.text.units import Assembled
+from service.text.units import Assembled, passes
 
 THRESHOLDS = (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
 COLUMNS = ("model", "threshold", "jfleg_gleu", "fce_gleu", "fce_no_edit_changed_%", "clean_changed_%")
@@ -38,16 +38,8 @@ COLUMNS = ("model", "threshold", "jfleg_gleu", "fce_gleu", "fce_no_edit_changed_
 
 def kept_text(source: str, assembled: Assembled, threshold: float) -> str:
     """``source`` with the edits of ``assembled`` (every edit kept) whose confidence reaches ``threshold``."""
-    kept = [
-        Edit(e.start, e.end, e.original, e.replacement)
-        for e in assembled.edits
-        if threshold <= 0 or (e.evidence is not None and e.confidence >= required(e.evidence.lexical, threshold))
-    ]
+    kept = [Edit(e.start, e.end, e.original, e.replacement) for e in assembled.edits if passes(e, threshold)]
     return apply_edits(source, kept)
-
-
-def _lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").rstrip("\n").split("\n")
 
 
 def frontier(
@@ -55,9 +47,9 @@ def frontier(
 ) -> list[dict[str, Any]]:
     """The rows of one model folder (``COLUMNS``), one a threshold."""
     dev = data / "dev"
-    jfleg_src = _lines(dev / "jfleg.dev.src")
-    jfleg_refs = [_lines(dev / f"jfleg.dev.ref{k}") for k in range(4)]
-    fce_src, fce_ref = _lines(dev / "fce.dev.detok.src"), _lines(dev / "fce.dev.detok.tgt")
+    jfleg_src = read_lines(dev / "jfleg.dev.src")
+    jfleg_refs = [read_lines(dev / f"jfleg.dev.ref{k}") for k in range(4)]
+    fce_src, fce_ref = read_lines(dev / "fce.dev.detok.src"), read_lines(dev / "fce.dev.detok.tgt")
     texts = [*clean, *(detokenize(s) for s in jfleg_src), *fce_src]
     engine = Engine(model, options=RuntimeOptions(intra_op_threads=threads))
     corrected = correct_texts(

@@ -103,8 +103,9 @@ def measure(
             ok = right(text, edit, references)
             made[edit.kind, corpus] += 1
             hits[edit.kind, corpus] += ok
-            near[edit.kind, corpus] += ok or closer(text, edit, references)
-            seen[edit.kind, corpus] += ok or closer(text, edit, references) or found(text, edit, references)
+            nearer = ok or closer(text, edit, references)
+            near[edit.kind, corpus] += nearer
+            seen[edit.kind, corpus] += nearer or found(text, edit, references)
             if not ok:
                 misses.append({"corpus": corpus, "kind": edit.kind, "text": text, "edit": edit.original,
                                "replacement": edit.replacement})  # fmt: skip

@@ -457,13 +457,13 @@ def assemble(
             unit, text, paragraph, alternatives[i] if alternatives else (), scores[i] if scores else None, scoring
         )
         edits.extend(found)
-    kept = [e for e in edits if _passes(e, scoring.threshold)]
-    held = [e for e in edits if not _passes(e, scoring.threshold)]
+    kept = [e for e in edits if passes(e, scoring.threshold)]
+    held = [e for e in edits if not passes(e, scoring.threshold)]
     plain = [Edit(e.start, e.end, e.original, e.replacement) for e in kept]
     return Assembled(apply_edits(paragraph, plain), kept, dropped, held)
 
 
-def _passes(edit: TypedEdit, threshold: float) -> bool:
+def passes(edit: TypedEdit, threshold: float) -> bool:
     """Whether ``edit``'s confidence reaches ``threshold`` times its lexical class's multiplier."""
     return threshold <= 0 or (
         edit.evidence is not None and edit.confidence >= required(edit.evidence.lexical, threshold)
