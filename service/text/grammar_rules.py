@@ -142,12 +142,23 @@ def _edit(token: _Token, replacement: str, kind: str, context: tuple[int, int]) 
 
 
 def _repeated(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
-    """The second of two identical function words deleted with the blank before it ("the the")."""
-    first, second = tokens[i], tokens[i + 1] if i + 1 < len(tokens) else None
-    if second is None or first.lower != second.lower or first.lower not in _NEVER_TWICE | {"i"}:
+    """The repeats of a function word deleted with the blanks before them ("the the", "the the the": one edit for the
+    run, from its first word)."""
+    first = tokens[i]
+    if first.lower not in _NEVER_TWICE | {"i"} or (i > 0 and _repeats(text, tokens[i - 1], first)):
         return
-    if first.end < second.start and text[first.end : second.start].isspace():
-        yield RuleEdit(first.end, second.end, text[first.end : second.end], "", "repeated", (first.start, second.end))
+    last = i
+    while last + 1 < len(tokens) and _repeats(text, tokens[last], tokens[last + 1]):
+        last += 1
+    if last > i:
+        end = tokens[last].end
+        yield RuleEdit(first.end, end, text[first.end : end], "", "repeated", (first.start, end))
+
+
+def _repeats(text: str, word: _Token, following: _Token) -> bool:
+    """Whether ``following`` is ``word`` again, after blanks only."""
+    gap = text[word.end : following.start]
+    return following.lower == word.lower and bool(gap) and gap.isspace()
 
 
 def _capital(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:

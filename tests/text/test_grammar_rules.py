@@ -30,6 +30,7 @@ FIXES = [
     ("It was a honest mistake.", "It was an honest mistake.", "a_an"),
     ("He has an usual job.", "He has a usual job.", "a_an"),
     ("She gave it to to her mother.", "She gave it to her mother.", "repeated"),
+    ("The the the cat sat.", "The cat sat.", "repeated"),  # a run of repeats: one edit
     ("my name is Anna and I live in Madrid.", "My name is Anna and I live in Madrid.", "capital"),
     ("We was late for the meeting.", "We were late for the meeting.", "agreement"),
     ("My brother don't like vegetables.", "My brother doesn't like vegetables.", "agreement"),
