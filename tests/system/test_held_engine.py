@@ -15,7 +15,6 @@ import httpx
 import pytest
 import uvicorn
 
-from bench.served.spawn import free_port
 from service.api.grpc.proto import gecserve_pb2 as pb
 from service.api.grpc.proto import gecserve_pb2_grpc as pb_grpc
 from service.api.grpc.service import create_grpc_server
@@ -25,6 +24,7 @@ from service.pipeline.pipeline import Pipeline
 from service.wiring import Gateway
 from tests.conftest import FIXTURE_MODEL
 from tests.system.clients import wait_until
+from tests.system.server import listening_socket
 
 BREAKING = "Break the engine with this."  # the held engine raises on any batch holding this sentence
 HOLD_S = 30.0  # a held batch is let go after this long even if a failing test never opens the gate
@@ -85,9 +85,10 @@ async def serving(start: bool = True, **overrides: object) -> AsyncIterator[Serv
     """The HTTP app on uvicorn and the gRPC server on free ports, over one pipeline (started or not)."""
     gateway = Gateway(Settings(model_path=FIXTURE_MODEL, model_variant="int8", cache_size=0, **overrides))
     pipeline = gateway.pipeline
-    http_port = free_port()
-    http = uvicorn.Server(uvicorn.Config(create_app(pipeline), host="127.0.0.1", port=http_port, log_level="warning"))
-    http_task = asyncio.create_task(http.serve())
+    http_socket = listening_socket()
+    http_port = http_socket.getsockname()[1]
+    http = uvicorn.Server(uvicorn.Config(create_app(pipeline), log_level="warning"))
+    http_task = asyncio.create_task(http.serve(sockets=[http_socket]))
     grpc_server, _, grpc_port = create_grpc_server(pipeline, "127.0.0.1:0")
     await grpc_server.start()
     try:
@@ -103,6 +104,7 @@ async def serving(start: bool = True, **overrides: object) -> AsyncIterator[Serv
         http.should_exit = True
         await asyncio.gather(http_task, grpc_server.stop(0))
         await gateway.stop()
+        http_socket.close()
 
 
 async def grpc_refusal(call) -> grpc.aio.AioRpcError:

@@ -39,6 +39,7 @@ from service.pipeline.dictionary import MAX_WORD_CHARS
 from service.pipeline.errors import status_of
 from service.wiring import Gateway
 from tests.conftest import FIXTURE_MODEL, REDIS_URL
+from tests.system.server import listening_socket
 from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -84,13 +85,12 @@ def serving(redis_url: str, prefix: str, max_words: int = BOUND, api_keys: str |
         api_keys=api_keys,
     )
     gateway = Gateway(settings)
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(gateway.pipeline), host="127.0.0.1", port=free_port(), log_level="warning")
-    )
+    http_socket = listening_socket()
+    server = uvicorn.Server(uvicorn.Config(create_app(gateway.pipeline), log_level="warning"))
 
     async def serve() -> None:
         try:
-            await server.serve()
+            await server.serve(sockets=[http_socket])
         finally:
             await gateway.stop()
 
@@ -99,10 +99,11 @@ def serving(redis_url: str, prefix: str, max_words: int = BOUND, api_keys: str |
     wait_for(lambda: server.started or not thread.is_alive(), START_S, what="the test server's start")
     assert server.started, "the test server stopped before it started"
     try:
-        yield Served(f"http://127.0.0.1:{server.config.port}", gateway.pipeline.metrics)
+        yield Served(f"http://127.0.0.1:{http_socket.getsockname()[1]}", gateway.pipeline.metrics)
     finally:
         server.should_exit = True
         thread.join(START_S)
+        http_socket.close()
 
 
 @pytest.fixture
