@@ -23,6 +23,7 @@ from functools import lru_cache
 import inflect
 import lemminflect
 
+from service.text.categories import word_class
 from service.text.edits import cased_like
 from service.text.vocabulary import zipf
 
@@ -44,13 +45,19 @@ RULE_KINDS = {
         RuleKind("repeated", 'a function word written twice ("the the")', 0.9),
         RuleKind("a_an", 'the indefinite article that does not fit the sound after it ("a umbrella", "an very")', 0.9),
         RuleKind("capital", "a sentence of five tokens or more that starts in lowercase", 0.9),
-        RuleKind("agreement", 'an auxiliary that does not agree with its subject ("We was", "He don\'t")', 0.9),
+        RuleKind(
+            "agreement", 'a verb that does not agree with its subject ("We was", "My brother don\'t", "She like")', 0.9
+        ),
         RuleKind(
             "bare_verb", 'a modal or "didn\'t" followed by another form than the bare verb ("She can sings")', 0.9
         ),
         RuleKind("uncountable", 'an uncountable noun made plural ("informations")', 0.9),
         RuleKind("plural", 'a singular noun after a number word or quantifier ("two new chair")', 0.9),
         RuleKind("comparative", 'a double comparative or superlative ("more taller")', 0.9),
+        RuleKind("conditional", '"will" in a condition opening a clause ("If I will see him")', 0.9),
+        RuleKind(
+            "there_their", 'their, there and they\'re, your and you\'re confused ("Their going", "there new car")', 0.9
+        ),
     )
 }
 """The rule kinds kept, each with the confidence its edits carry: the bar each met (``models.gec.rule_precision``)."""
@@ -130,8 +137,17 @@ def _only_verb_tag(lower: str, tag: str, noun_too: bool = False) -> bool:
     lemmas = _lemmas(lower)
     if set(lemmas) != {"VERB"} and not (noun_too and set(lemmas) == {"VERB", "NOUN"}):
         return False
-    forms = {t for lemma in lemmas["VERB"] for t, words in _inflections(lemma, "VERB").items() if lower in words}
-    return forms == {tag}
+    return _verb_tags(lower) == {tag}
+
+
+def _verb_tags(lower: str) -> set[str]:
+    """The verb forms (PTB tags) ``lower`` is of its verb lemmas."""
+    return {
+        t
+        for lemma in _lemmas(lower).get("VERB", ())
+        for t, words in _inflections(lemma, "VERB").items()
+        if lower in words
+    }
 
 
 def _edit(token: _Token, replacement: str, kind: str, context: tuple[int, int]) -> RuleEdit:
@@ -247,6 +263,24 @@ def _agreement(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         yield _edit(verb, _THIRD_AUX[lower], "agreement", context)
     elif subject in ("i", "you", "we", "they") and lower in _PLAIN_AUX and (subject != "i" or lower != "does"):
         yield _edit(verb, _PLAIN_AUX[lower], "agreement", context)
+    elif subject in _THIRD and verb.text.islower() and not _past_sentence(tokens) and _present_plain(lower):
+        inflected = _inflections(_lemmas(lower)["VERB"][0], "VERB").get("VBZ", ())
+        if inflected and (i + 2 >= len(tokens) or tokens[i + 2].lower not in _NOT_AFTER_VERB):
+            yield _edit(verb, inflected[0], "agreement", context)
+
+
+_NOT_AFTER_VERB = _words("be been being is are was were not")  # "it need be"; "he stamp not": archaic, not wrong
+
+
+def _present_plain(lower: str) -> bool:
+    """Whether ``lower`` is a verb's plain present form and no other form of a verb (not "cut", also its past), its
+    one verb lemma a full verb (not "be", "have", "do" or a modal), though it may also read as a noun or adjective
+    ("work", "like"): after "he", "she" or "it" opening a clause only a verb fits."""
+    lemmas = _lemmas(lower)
+    verbs = lemmas.get("VERB", ())
+    if len(verbs) != 1 or "AUX" in lemmas or "ADV" in lemmas or verbs[0] in ("be", "have", "do") or lower in _MODALS:
+        return False
+    return _verb_tags(lower) <= {"VB", "VBP"}
 
 
 def _noun_subject(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
@@ -295,6 +329,78 @@ def _bare_verb(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         lemma = _lemmas(verb.lower)["VERB"][0]
         if lemma != verb.lower:
             yield _edit(verb, lemma, "bare_verb", (tokens[i].start, verb.end))
+
+
+# -- "will" in a condition ------------------------------------------------------------------------------------------
+
+_CLAUSE_OPENING = _words("; and but so")  # what may stand before a condition's "if" (not "know if", "asked me, if")
+
+
+def _conditional(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "If I will see him, I will tell him": "will" deleted in an if-clause opening a sentence or a clause, before
+    a bare verb, which agrees with its pronoun subject ("If it will rain" -> "If it rains"). Left alone: "if" after
+    a verb, a comma or "as" ("I wonder if he will come", "tell me, if it will"), and "you" ("if you will": a polite
+    request)."""
+    if tokens[i].lower != "if" or (i > 0 and tokens[i - 1].lower not in _CLAUSE_OPENING) or i + 3 >= len(tokens):
+        return
+    subject, will, verb = tokens[i + 1], tokens[i + 2], tokens[i + 3]
+    if subject.lower not in _PRONOUNS - {"you"} or will.lower != "will" or not verb.text.islower():
+        return
+    if verb.lower == "be":
+        form = {"i": "am", "we": "are", "they": "are"}.get(subject.lower, "is")
+    elif _present_plain(verb.lower):
+        lemma = _lemmas(verb.lower)["VERB"][0]
+        form = _inflections(lemma, "VERB").get("VBZ", (lemma,))[0] if subject.lower in _THIRD else verb.lower
+    else:
+        return
+    start = will.start
+    yield RuleEdit(start, verb.end, text[start : verb.end], form, "conditional", (tokens[i].start, verb.end))
+
+
+# -- their, there, they're; your, you're ----------------------------------------------------------------------------
+
+_LIST_JOINS = _words("and or")  # "their thinking and their actions": gerunds in a list
+_CONTRACTED = {"their": "they're", "there": "they're", "your": "you're"}
+_CLOSED_ADJECTIVES = _words("many few several such other own same all")  # no adjective of a noun phrase's own
+_AFTER_VERB_LIKE = _words("is are was were am be been has have had will would can could")  # "is there new evidence"
+
+
+def _there_their(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "Their going to visit", "Your welcome.": a possessive (or "there") opening a clause before a present
+    participle that is no gerund subject (no verb follows it), or "your welcome" alone, is the pronoun and "are";
+    "I like there new house": "there" after a verb or preposition, before an adjective and a noun or before a noun
+    alone, is the possessive."""
+    word = tokens[i]
+    lower = word.lower
+    opening = i == 0 or tokens[i - 1].lower in _BOUNDARY
+    following = tokens[i + 1] if i + 1 < len(tokens) else None
+    if lower not in _CONTRACTED or following is None or not following.text.islower():
+        return
+    after = tokens[i + 2] if i + 2 < len(tokens) else None
+    context = (word.start, following.end)
+    if (
+        opening
+        and _verb_tags(following.lower) == {"VBG"}
+        and "NOUN" not in _lemmas(following.lower)
+        and after is not None
+        and after.is_word
+        and after.lower not in _LIST_JOINS
+        and not _verb_tags(after.lower)
+    ):
+        yield _edit(word, _CONTRACTED[lower], "there_their", context)
+    elif opening and lower == "your" and following.lower == "welcome" and _ends_or_wants_verb(tokens, i + 2):
+        yield _edit(word, "you're", "there_their", context)
+    elif lower == "there" and i > 0 and not opening and tokens[i - 1].lower not in _AFTER_VERB_LIKE:
+        adjective = set(_lemmas(following.lower)) == {"ADJ"} and following.lower not in _CLOSED_ADJECTIVES
+        if adjective and after is not None and after.text.islower() and word_class(after.lower) == "NOUN":
+            yield _edit(word, "their", "there_their", (word.start, after.end))
+
+
+def _ends_or_wants_verb(tokens: list[_Token], j: int) -> bool:
+    """Whether the clause ends at ``tokens[j]`` or "to" and a verb follow ("Your welcome." "Your welcome to stay")."""
+    if j >= len(tokens) or not tokens[j].is_word:
+        return True
+    return tokens[j].lower == "to" and j + 1 < len(tokens) and "VERB" in _lemmas(tokens[j + 1].text)
 
 
 # -- nouns ------------------------------------------------------------------------------------------------------------
@@ -356,6 +462,8 @@ _RULES: tuple[Rule, ...] = (
     _uncountable,
     _plural,
     _comparative,
+    _conditional,
+    _there_their,
 )
 
 

@@ -215,11 +215,15 @@ Key = tuple[int, int, str]
 """An edit of a unit's view as merged: its start, end and replacement."""
 
 
-def with_rules(unit: Unit, corrected: str | None, paragraph: str) -> tuple[str, dict[Key, float]]:
+def with_rules(
+    unit: Unit, corrected: str | None, paragraph: str, held: frozenset[Key] = frozenset()
+) -> tuple[str, dict[Key, float]]:
     """``corrected`` (the model's output for ``unit``; None: the guard dropped it) with the rule stage's edits
     (``service.text.grammar_rules``) that no edit of the model touches, and the confidence of each rule edit by its
     key on the unit's view. Where the model changes a word a rule read, the model's edit stands and the rule's is
-    dropped; where both make the same edit, it is one edit. Text the model does not read gets no rule edit."""
+    dropped, unless the model's edit is one of ``held`` (the threshold holds it back): then the rule's edit stands
+    and the model's is left out. Where both make the same edit, it is one edit. Text the model does not read gets
+    no rule edit."""
     view = unit.normalized.text
     output = view if corrected is None else corrected
     if not unit.decoded_by_model:
@@ -231,24 +235,30 @@ def with_rules(unit: Unit, corrected: str | None, paragraph: str) -> tuple[str, 
     if not rules:  # most sentences: the model's output is not diffed here as well as by the assembly
         return output, {}
     model_edits = extract_edits(view, output)
-    made = {(e.start, e.end, e.replacement) for e in model_edits}
+    made = {_key(e) for e in model_edits}
     taken: list[Edit] = []
     confidences: dict[Key, float] = {}
     for rule in rules:
         own = extract_edits(view, apply_edits(view, [Edit(rule.start, rule.end, rule.original, rule.replacement)]))
-        keys = {(e.start, e.end, e.replacement) for e in own}
+        keys = {_key(e) for e in own}
         if keys <= made:
             confidences.update(dict.fromkeys(keys, RULE_KINDS[rule.kind].confidence))
             continue
         start, end = min(e.start for e in own), max(e.end for e in own)
         lo, hi = min(rule.context[0], start), max(rule.context[1], end)
-        if any(_overlaps(e, lo, hi) for e in model_edits) or any(_overlaps(e, start, end) for e in taken):
+        read = [e for e in model_edits if _overlaps(e, lo, hi)]
+        if any(_key(e) not in held for e in read) or any(_overlaps(e, start, end) for e in taken):
             continue  # the model changed what the rule read; or another rule's edit touches this one
+        model_edits = [e for e in model_edits if e not in read]
         taken += own
         confidences.update(dict.fromkeys(keys, RULE_KINDS[rule.kind].confidence))
     if not taken:
         return output, confidences
     return apply_edits(view, sorted([*model_edits, *taken], key=lambda e: (e.start, e.end))), confidences
+
+
+def _key(edit: Edit) -> Key:
+    return edit.start, edit.end, edit.replacement
 
 
 def _overlaps(edit: Edit, start: int, end: int) -> bool:
@@ -349,8 +359,30 @@ def unit_edits(
     with up to ``CONTEXT_CHARS`` of the paragraph either side) and confidence (from ``scores``, the model's output
     and its tokens' log-probabilities, where known; a rule edit's is at least its kind's); alternatives come from
     the other hypotheses the guard accepts, at the same span, where plausible (``classify.plausible_alternative``).
-    The caller checks ``corrected`` with the guard first."""
-    corrected, ruled = with_rules(unit, corrected, paragraph)
+    The caller checks ``corrected`` with the guard first. A rule's edit that a model edit under the threshold
+    overrode stands instead of it (``with_rules``' ``held``)."""
+    merged, ruled = with_rules(unit, corrected, paragraph)
+    found = _typed_edits(unit, merged, ruled, paragraph, alternatives, scores, scoring)
+    held = frozenset(_key(view) for view, edit in found if not passes(edit, scoring.threshold))
+    if corrected is None or not held:
+        return [edit for _, edit in found]
+    again, ruled = with_rules(unit, corrected, paragraph, held)
+    if again != merged:
+        found = _typed_edits(unit, again, ruled, paragraph, alternatives, scores, scoring)
+    return [edit for _, edit in found]
+
+
+def _typed_edits(
+    unit: Unit,
+    corrected: str,
+    ruled: dict[Key, float],
+    paragraph: str,
+    alternatives: Sequence[str],
+    scores: TokenScores | None,
+    scoring: Scoring,
+) -> list[tuple[Edit, TypedEdit]]:
+    """The edits of ``unit`` whose view ``corrected`` becomes (the model's output merged with the rule stage's, whose
+    confidences ``ruled`` holds), each on the unit's view and typed on the paragraph's offsets (``unit_edits``)."""
     edits = _mapped(unit, corrected)
     options: dict[tuple[int, int], list[str]] = {}
     for other in alternatives:
@@ -371,12 +403,12 @@ def unit_edits(
     confidences = _moves_together(
         [edit for edit, _, _ in edits],
         [
-            max(scoring.model.confidence(edit, known), ruled.get((edit.start, edit.end, edit.replacement), 0.0))
+            max(scoring.model.confidence(edit, known), ruled.get(_key(edit), 0.0))
             for (edit, _, _), known in zip(edits, evidence, strict=True)
         ],
     )
     typed = []
-    for (_, edit, spelled), (code, message), known, confidence in zip(
+    for (view, edit, spelled), (code, message), known, confidence in zip(
         edits, explanations, evidence, confidences, strict=True
     ):
         seen = {edit.replacement}
@@ -386,19 +418,22 @@ def unit_edits(
             if not (r in seen or seen.add(r)) and plausible_alternative(edit.original, edit.replacement, r)
         ]
         typed.append(
-            TypedEdit(
-                edit_id(unit, edit),
-                edit.start,
-                edit.end,
-                edit.original,
-                edit.replacement,
-                unit.sentence,
-                classify(edit, spelled),
-                alts,
-                code,
-                message,
-                confidence,
-                known,
+            (
+                view,
+                TypedEdit(
+                    edit_id(unit, edit),
+                    edit.start,
+                    edit.end,
+                    edit.original,
+                    edit.replacement,
+                    unit.sentence,
+                    classify(edit, spelled),
+                    alts,
+                    code,
+                    message,
+                    confidence,
+                    known,
+                ),
             )
         )
     return typed

@@ -5,7 +5,7 @@ table comes from them."""
 from __future__ import annotations
 
 from models.gec.learner_set import read_set
-from models.gec.rule_precision import closer, found, markdown, measure, right
+from models.gec.rule_precision import closer, found, markdown, measure, meets_bar, right
 from service.text.grammar_rules import RULE_KINDS, find_rule_edits
 
 
@@ -57,3 +57,13 @@ def test_the_learner_set_has_a_correction_for_each_sentence() -> None:
     rows = read_set()
     assert len(rows) >= 40 and all(source != corrected for _, source, corrected in rows)
     assert {kind for kind, _, _ in rows} >= set(RULE_KINDS)
+
+
+def test_a_kind_is_kept_by_its_dev_edits_or_where_it_made_none_by_the_training_pairs_and_the_clean_set() -> None:
+    kept_on_dev = {"dev_found_%": 95.0, "pairs_found_%": 50.0, "clean_edits": 3}
+    assert meets_bar(kept_on_dev) and not meets_bar(kept_on_dev | {"dev_found_%": 80.0})
+    rare = {"dev_found_%": None, "pairs_found_%": 100.0, "clean_edits": 0}
+    assert (
+        meets_bar(rare) and not meets_bar(rare | {"clean_edits": 1}) and not meets_bar(rare | {"pairs_found_%": 80.0})
+    )
+    assert not meets_bar(rare | {"pairs_found_%": None})  # never measured anywhere: not kept

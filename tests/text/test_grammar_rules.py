@@ -48,6 +48,15 @@ FIXES = [
     ("There are many book on the shelf.", "There are many books on the shelf.", "plural"),
     ("My sister is more taller than me.", "My sister is taller than me.", "comparative"),
     ("It is the most cheapest hotel.", "It is the cheapest hotel.", "comparative"),
+    ("She like to play tennis.", "She likes to play tennis.", "agreement"),  # "like": an adjective too
+    ("I know it, but it work slowly.", "I know it, but it works slowly.", "agreement"),  # "work": a noun too
+    ("If I will see him, I will tell him.", "If I see him, I will tell him.", "conditional"),
+    ("If it will rain, we will stay home.", "If it rains, we will stay home.", "conditional"),
+    ("We will go, and if she will be late, we wait.", "We will go, and if she is late, we wait.", "conditional"),
+    ("Their going to visit us next week.", "They're going to visit us next week.", "there_their"),
+    ("Your welcome to stay with us.", "You're welcome to stay with us.", "there_their"),
+    ("Your welcome!", "You're welcome!", "there_their"),
+    ("I like there new house very much.", "I like their new house very much.", "there_their"),
 ]
 
 
@@ -82,6 +91,16 @@ CORRECT = [
     "There was a another actor, a enough space and a apples.",  # no article, or another fix
     "I was mad an hungry, an so on.",  # "an" typed for "and"
     "A I said, a few people came.",
+    "He still works there, and it even helps.",  # adverbs that are also verbs
+    "He cut the bread, and it cost a lot.",  # a past tense written like the present
+    "I insisted that he go home, so he went.",  # about the past
+    "If he stamp not his image on them, he leaves his mark.",  # an archaic negation
+    "Does she like it? Let it go, and make it work.",  # no clause's subject before the verb
+    "I wonder if he will come, and ask if it will rain.",  # "if" after a verb: a question, not a condition
+    "If you will follow me, the room is ready.",  # "if you will": a polite request
+    "Their leaving upset me, and your coming helped.",  # a gerund as the subject
+    "Thank you for your welcome to the team.",
+    "Is there new evidence? We stayed there all day.",
 ]
 
 
@@ -128,7 +147,8 @@ def _applied(paragraph: str, edits) -> str:
 @given(SENTENCES, st.data())
 def test_rule_and_model_edits_merge_into_disjoint_edits_that_give_the_text(sentence: str, data) -> None:
     """Whatever the model outputs (the sentence, the rules' correction of it, or either with a word changed), the
-    assembled edits never overlap, none is made twice, and applied they give the corrected text."""
+    assembled edits never overlap, none is made twice, and applied they give the corrected text, whether the
+    model's edits are kept or held back."""
     paragraph = sentence + "."
     units = plan_units(paragraph, CHARS, 1000)
     outputs = []
@@ -138,10 +158,12 @@ def test_rule_and_model_edits_merge_into_disjoint_edits_that_give_the_text(sente
         if data.draw(st.booleans()):
             words[data.draw(st.integers(0, len(words) - 1))] = data.draw(WORDS)
         outputs.append(" ".join(words))
-    assembled = assemble(paragraph, units, outputs)
-    edits = sorted(assembled.edits, key=lambda e: (e.start, e.end))
-    assert all(a.end <= b.start and a.start < b.start for a, b in pairwise(edits))
-    assert _applied(paragraph, edits) == assembled.text
+    doubtful = ConfidenceModel((-20.0,) + (0.0,) * (len(FEATURES) - 1))  # the model's edits held: the rules' stand
+    for scoring in (Scoring(), Scoring(doubtful, threshold=0.3)):
+        assembled = assemble(paragraph, units, outputs, scoring=scoring)
+        edits = sorted(assembled.edits, key=lambda e: (e.start, e.end))
+        assert all(a.end <= b.start and a.start < b.start for a, b in pairwise(edits))
+        assert _applied(paragraph, edits) == assembled.text
 
 
 def test_an_edit_both_make_is_one_edit_with_the_rule_s_confidence() -> None:
@@ -161,6 +183,17 @@ def test_the_rules_correct_what_the_model_leaves_and_yield_where_it_changes_what
     assert [e.category for e in alone.edits] == ["R:VERB:FORM", "R:NOUN:NUM"]
     model = assemble(paragraph, [unit], ["She can dance and we have two new chair."])  # the model rewrote "sings"
     assert model.text == "She can dance and we have two new chairs."
+
+
+def test_a_model_edit_the_threshold_holds_back_does_not_hold_back_the_rule_s_edit_it_overrode() -> None:
+    paragraph = "I like there new house very much."
+    (unit,) = plan_units(paragraph, CHARS, 100)
+    model = ["I like there are a new house very much."]  # an edit where the rule read, which the threshold holds
+    doubtful = ConfidenceModel((-20.0,) + (0.0,) * (len(FEATURES) - 1))  # the model's own edits: about 0
+    held = assemble(paragraph, [unit], model, scoring=Scoring(doubtful, threshold=0.3))
+    assert held.text == "I like their new house very much." and [e.replacement for e in held.held] == []
+    shown = assemble(paragraph, [unit], model)  # no threshold: the model's edit stands, the rule's yields
+    assert shown.text == model[0]
 
 
 def test_two_rule_edits_in_one_sentence_both_stand() -> None:
