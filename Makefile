@@ -84,8 +84,21 @@ model: $(VENV)/.dev
 	$(BIN)/python -m models.gec.unpack --model models/gec-v2 --out runs/gec-v2-hf
 	$(BIN)/python -m models.gec.recipe --data ../shared/data --run runs/gec-v3 --init runs/gec-v2-hf \
 		--schedule cpu-finetune --seed 3
-	$(BIN)/python -m models.gec.package --run runs/gec-v3 --out $(MODEL) --version 3 --continues models/gec-v2 \
+	$(BIN)/python -m models.gec.package --run runs/gec-v3 --out models/gec-v3 --version 3 --continues models/gec-v2 \
 		--data ../shared/data
+	$(BIN)/python -m models.gec.calibrate --model models/gec-v3 --data ../shared/data
+	$(BIN)/python -m models.gec.unpack --model models/gec-v3 --out runs/gec-v3-hf
+	$(BIN)/python -m models.gec.clean_set --data ../shared/data --out runs/clean-set.tsv
+	$(BIN)/python -m models.gec.teacher --data ../shared/data --model runs/gec-v3-hf \
+		--language-model models/gec-v3/ngrams.npz --out runs/teacher
+	$(BIN)/python -m models.gec.recipe --data ../shared/data --run runs/gec-v4 --init runs/gec-v3-hf \
+		--schedule cpu-mixture --teacher runs/teacher/flagged.tsv --exclude runs/clean-set.tsv --seed 4
+	$(BIN)/python -m models.gec.recipe --data ../shared/data --run runs/gec-v4b --init runs/gec-v4/hf \
+		--schedule cpu-mixture --teacher runs/teacher/flagged.tsv --exclude runs/clean-set.tsv --seed 5
+	$(BIN)/python -m models.gec.package --run runs/gec-v4b --out $(MODEL) --version 4 --continues models/gec-v3 \
+		--data ../shared/data --keep-bias 0.45
+	$(BIN)/python -m models.gec.calibrate --model $(MODEL) --data ../shared/data --keep-bias 0.2
+	$(BIN)/python -m models.gec.calibrate --device --model $(MODEL) --data ../shared/data --keep-bias 0.45
 
 ## The shipped model's weights as a transformers checkpoint: the CTranslate2 peer of `make bench`.
 runs/gec-default-hf: $(VENV)/.dev

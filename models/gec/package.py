@@ -119,14 +119,20 @@ def _dev_sets(model_dir: Path, data: Path) -> Callable[..., dict[str, Any]]:
     return sets
 
 
-def keep_bias_levels(curve: Sequence[dict[str, Any]], min_kept: float = MIN_KEPT) -> dict[str, float]:
+def keep_bias_levels(
+    curve: Sequence[dict[str, Any]], min_kept: float = MIN_KEPT, default_bias: float | None = None
+) -> dict[str, float]:
     """The model's levels from its figures across the keep bias (rows of ``keep_bias``, ``jfleg_dev``,
     ``fce_dev``): ``default`` is the bias with the best mean GLEU of the two sets among those that keep
-    ``min_kept`` of FCE dev's sentences needing no edit unchanged (the highest bias if none does); ``picky``, the
-    recall end, the bias below it with the best JFLEG dev GLEU (the default if none is below it)."""
+    ``min_kept`` of FCE dev's sentences needing no edit unchanged (the highest bias if none does), or
+    ``default_bias`` where given (chosen with the confidence threshold, which this curve, every edit kept, does not
+    see: ``models.gec.frontier``); ``picky``, the recall end, the bias below it with the best JFLEG dev GLEU (the
+    default if none is below it)."""
     kept = [row for row in curve if row["fce_dev"]["unchanged_kept"] >= min_kept]
     mean = lambda row: (row["jfleg_dev"]["gleu"] + row["fce_dev"]["gleu"]) / 2  # noqa: E731
     default = max(kept, key=mean) if kept else max(curve, key=lambda row: row["keep_bias"])
+    if default_bias is not None:
+        default = next(row for row in curve if row["keep_bias"] == default_bias)
     below = [row for row in curve if row["keep_bias"] < default["keep_bias"]]
     picky = max(below, key=lambda row: row["jfleg_dev"]["gleu"]) if below else default
     return {"default": default["keep_bias"], "picky": picky["keep_bias"]}
@@ -137,18 +143,21 @@ def _served_figures(model_dir: Path, data: Path) -> dict[str, Any]:
     return _dev_sets(model_dir, data)(model_speller(model_dir), None, model_review(model_dir))
 
 
-def _dev_figures(model_dir: Path, data: Path, replaces: Path | None = None) -> dict[str, Any]:
+def _dev_figures(
+    model_dir: Path, data: Path, replaces: Path | None = None, default_bias: float | None = None
+) -> dict[str, Any]:
     """The keep bias measured across ``KEEP_BIAS_GRID`` (served path), the levels named in the manifest from it,
     the served path's figures at the default level, and the model's alone (no spelling stage, no review, no
     bias) under ``model_alone``. A model that ``replaces`` another keeps at least as many of FCE dev's correct
     sentences as written as that one does as served (its figures under ``replaces``)."""
     sets = _dev_sets(model_dir, data)
     speller, review = model_speller(model_dir), model_review(model_dir)
-    curve = [{"keep_bias": bias, **sets(speller, bias, review)} for bias in KEEP_BIAS_GRID]
+    grid = sorted({*KEEP_BIAS_GRID, *([default_bias] if default_bias is not None else [])})
+    curve = [{"keep_bias": bias, **sets(speller, bias, review)} for bias in grid]
     before = _served_figures(replaces, data) if replaces is not None else None
     min_kept = max(MIN_KEPT, before["fce_dev"]["unchanged_kept"]) if before else MIN_KEPT
     manifest = ModelManifest.load(model_dir)
-    manifest.keep_bias = keep_bias_levels(curve, min_kept)
+    manifest.keep_bias = keep_bias_levels(curve, min_kept, default_bias)
     manifest.save(model_dir)
     served = next(row for row in curve if row["keep_bias"] == manifest.keep_bias["default"])
     return {
@@ -183,9 +192,11 @@ def package(
     version: str = "1",
     continues: Path | None = None,
     average: int = 0,
+    default_bias: float | None = None,
 ) -> ModelManifest:
     """Ship ``run``'s final weights (or the average of stage 2's last ``average`` snapshots) as ``version``; a run
-    that continued the model folder ``continues`` (``recipe --init``) records that model's training too."""
+    that continued the model folder ``continues`` (``recipe --init``) records that model's training too;
+    ``default_bias``: the default level's keep bias, else chosen on the dev sets (``keep_bias_levels``)."""
     stage_data = {"stage1": "synthetic + learner pairs (learner x2)", "stage2": "learner pairs only"}
     summaries = {  # stage 1 has no folder in a run that fine-tuned a model (recipe --schedule cpu-finetune)
         stage: json.loads((run / stage / "summary.json").read_text())
@@ -219,7 +230,7 @@ def package(
             "training": training,
             "tokenizer_info": {"type": "byte-level BPE (HF tokenizers)", "vocab_size": data_info["vocab_size"]},
         }
-        return _ship(checkpoint, out, data, method, "gec-default", version, record, replaces=continues)
+        return _ship(checkpoint, out, data, method, "gec-default", version, record, continues, default_bias)
 
 
 def _ship(
@@ -231,6 +242,7 @@ def _ship(
     version: str,
     record: dict[str, Any],
     replaces: Path | None = None,
+    default_bias: float | None = None,
 ) -> ModelManifest:
     """Export int8 only (calibrated on training sentences when ``data`` is given), then add the dev figures."""
     manifest = export(
@@ -248,7 +260,7 @@ def _ship(
         ship_vocabulary(out, data)
         ship_spelling_model(out, data)
         ship_language_model(out, data)
-        quality = _dev_figures(out, data, replaces)
+        quality = _dev_figures(out, data, replaces, default_bias)
         manifest = ModelManifest.load(out)
         manifest.extra["quality"] = quality
         manifest.save(out)
@@ -288,9 +300,12 @@ def main(argv: list[str] | None = None) -> int:
         help="with --run: the model folder it continued and replaces (the default level keeps its correct sentences)",
     )
     parser.add_argument("--average", type=int, default=0, help="with --run: average stage 2's last N snapshots")
+    parser.add_argument("--keep-bias", type=float, default=None, help="with --run: the default level's keep bias")
     args = parser.parse_args(argv)
     if args.run is not None:
-        manifest = package(args.run, args.out, args.data, args.method, args.version, args.continues, args.average)
+        manifest = package(
+            args.run, args.out, args.data, args.method, args.version, args.continues, args.average, args.keep_bias
+        )
     else:
         manifest = repackage(args.checkpoint, args.out, args.data, args.method)
     print(json.dumps(manifest.extra.get("quality", {}), indent=2), file=sys.stderr)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 from service.text.classify import osa_distance, plausible_distance
 
-LEVELS = {"safe": 0.5, "default": 0.3, "picky": 0.2}
+LEVELS = {"safe": 0.5, "default": 0.35, "picky": 0.2}
 """The confidence threshold of each level: ``safe`` keeps only edits a careful writer would accept blindly."""
 
 MULTIPLIERS = {

@@ -322,16 +322,18 @@ def _as_written(text: str) -> list[Span]:
 
 # The first word of a list item, after its marker ("- ", "* ", "+ ", "1. ", "2) ", "(a) ", "b. ", "C) ", "• "; not
 # "J. M. Coetzee"), in a block quote or not, after an emphasis marker or not: an item is a fragment, which the model
-# rewrote as a sentence (a capital, another word). Kept as written, where markdown reads it as prose.
+# rewrote as a sentence (a capital, another word). Kept as written, where markdown reads it as prose, and so is a
+# marker of letters or digits, which the model took for a sentence's first word ("c. recieve" -> "C. receive").
 _LIST_ITEM_WORD = re.compile(
     r"^[ \t]{0,16}+(?:>[ \t]?){0,8}+(?:[-*+\u2022\u25e6\u25aa\u25b8\u25ba\u2023\u2043\u2219\u00b7]"
-    r"|\(?(?:\d{1,9}|[a-z])[.)]|\(?[A-Z]\))[ \t]++(?:\*\*|__|[*_])?([^\W_]++(?:['\u2019-][^\W_]++)*+)",
+    r"|(\(?(?:\d{1,9}|[a-z])[.)]|\(?[A-Z]\)))[ \t]++(?:\*\*|__|[*_])?([^\W_]++(?:['\u2019-][^\W_]++)*+)",
     re.MULTILINE,
 )
 
 
 def _list_item_words(text: str) -> list[tuple[int, int]]:
-    return [match.span(1) for match in _LIST_ITEM_WORD.finditer(text)]
+    """The spans of each list item's first word, and of its marker where that is of letters or digits."""
+    return [match.span(group) for match in _LIST_ITEM_WORD.finditer(text) for group in (1, 2) if match.group(group)]
 
 
 # -- quotations in another language ---------------------------------------------------------------------------

@@ -313,10 +313,14 @@ def _word_for_word(edit: Edit) -> list[Edit]:
 
 
 def _touches(edit: Edit, spans: Sequence[Span]) -> bool:
-    """Whether ``edit`` changes or splits one of ``spans`` (an insertion at either end leaves it whole), or, for a
-    glued span, ends where it starts or starts where it ends."""
+    """Whether ``edit`` changes or splits one of ``spans`` (an insertion at either end leaves it whole), glues a
+    letter or digit onto one ("<s>" -> "<s>ts"), or, for a glued span, ends where it starts or starts where it ends."""
     for span in spans:
         if span.glued and edit.start <= span.end and edit.end >= span.start:
+            return True
+        if (edit.start == span.end and edit.replacement[:1].isalnum()) or (
+            edit.end == span.start and edit.replacement[-1:].isalnum()
+        ):
             return True
         if edit.start < edit.end and edit.start < span.end and edit.end > span.start:
             return True

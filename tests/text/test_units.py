@@ -46,6 +46,15 @@ def test_assemble_gives_edits_and_text() -> None:
     assert len({e.id for e in edits}) == len(edits)
 
 
+def test_letters_glued_onto_a_kept_span_are_dropped_and_punctuation_after_it_stands() -> None:
+    paragraph = "They is happy <s> and we is sad."
+    units = plan_units(paragraph, CHARS, 100)
+    glued = assemble(paragraph, units, ["They are happy <s>ts and we are sad."])
+    assert glued.text == "They are happy <s> and we are sad."
+    punctuated = assemble(paragraph, units, ["They are happy <s>, and we are sad."])
+    assert punctuated.text == "They are happy <s>, and we are sad."
+
+
 def test_alternatives_come_from_other_hypotheses_at_the_same_span() -> None:
     paragraph = "He go home."
     units = plan_units(paragraph, CHARS, 100)

@@ -1,5 +1,6 @@
 """The frontier's thresholds: the edits kept at a threshold give the text the service answers with that
-min_confidence, for any threshold, from one correction with every edit kept."""
+min_confidence, for any threshold, from one correction with every edit kept (on sentences where no model edit the
+threshold holds back overrode a rule's, which the service then makes: ``units.with_rules``)"""
 
 from __future__ import annotations
 

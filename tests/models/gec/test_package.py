@@ -34,3 +34,8 @@ def test_a_model_that_replaces_another_keeps_as_many_correct_sentences() -> None
     curve = [_row(0.0, 47.6, 64.2, 0.931), _row(0.5, 46.9, 63.7, 0.952), _row(0.75, 46.6, 63.3, 0.961)]
     assert keep_bias_levels(curve)["default"] == 0.5
     assert keep_bias_levels(curve, min_kept=0.953)["default"] == 0.75  # the replaced version kept 95.3%
+
+
+def test_a_default_bias_given_is_the_default_and_picky_the_best_below_it() -> None:
+    curve = [_row(-1.0, 47.5, 63.5, 0.90), _row(0.0, 46.4, 62.7, 0.96), _row(0.45, 46.0, 62.3, 0.97)]
+    assert keep_bias_levels(curve, default_bias=0.45) == {"default": 0.45, "picky": -1.0}
