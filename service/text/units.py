@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from service.text import guard
-from service.text.categories import categorize
+from service.text.categories import categorize, word_class
 from service.text.classify import classify, plausible_alternative
 from service.text.confidence import (
     UNCALIBRATED,
@@ -293,10 +293,27 @@ def _mapped(unit: Unit, corrected: str) -> list[tuple[Edit, Edit, bool]]:
 def _may_change(unit: Unit, edit: Edit) -> bool:
     """Whether ``edit`` (on the unit's view) keeps the writer's dialect (``dialects.swaps_dialect``), and is the
     spelling stage's or rewrites none of the unit's fixed words."""
-    if swaps_dialect(edit.original, edit.replacement):
+    if swaps_dialect(edit.original, edit.replacement) or _capitalises_mid_sentence(unit.normalized.text, edit):
         return False
     fixed = unit.fixed
     return edit in unit.spelling or not rewrites_fixed(edit.start, edit.end, edit.original, edit.replacement, fixed)
+
+
+_FUNCTION_CLASSES = frozenset({"PRON", "DET", "ADP", "AUX", "CCONJ", "SCONJ", "PART"})
+_OPENS_A_SENTENCE = frozenset('.!?:"\u201c\u201d')  # what a capital may follow
+
+
+def _capitalises_mid_sentence(view: str, edit: Edit) -> bool:
+    """Whether ``edit`` only capitalises a function word (not "i") inside a sentence: the second clause of a comma
+    splice stays in lowercase ("his name is Peter, he is" did become "Peter, He is")."""
+    original, replacement = edit.original, edit.replacement
+    if original.lower() != replacement.lower() or not (original[:1].islower() and replacement[:1].isupper()):
+        return False
+    before = view[: edit.start].rstrip()
+    first = original.split(" ")[0].lower()
+    return (
+        bool(before) and before[-1] not in _OPENS_A_SENTENCE and first != "i" and word_class(first) in _FUNCTION_CLASSES
+    )
 
 
 def _word_for_word(edit: Edit) -> list[Edit]:

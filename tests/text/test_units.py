@@ -267,3 +267,21 @@ def test_generated_paths_emoticons_and_link_texts_come_out_whole(path: str, emot
     for form in (path, f" {emoticon}", f"[{words}](x.html)"):
         assert form in corrected, (form, corrected)
     assert "He goes home" in corrected
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "output"),
+    [
+        ("His name is Peter, he is my friend.", "His name is Peter, He is my friend."),
+        ("We came early and the room was empty.", "We came early and The room was empty."),
+    ],
+)
+def test_a_function_word_inside_a_sentence_is_not_capitalised(paragraph: str, output: str) -> None:
+    units = plan_units(paragraph, CHARS, 100)
+    assert assemble(paragraph, units, [output]).edits == []
+
+
+def test_a_capital_after_a_sentence_s_end_or_for_i_stands() -> None:
+    paragraph = "He said: the end. so i left."
+    units = plan_units(paragraph, CHARS, 100)
+    assert assemble(paragraph, units, ["He said: The end. So I left."]).text == "He said: The end. So I left."
