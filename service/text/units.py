@@ -278,7 +278,12 @@ def _mapped(unit: Unit, corrected: str) -> list[tuple[Edit, Edit, bool]]:
     rewrite (``Unit.fixed``): an edit of several words that rewrites one is taken word for word, so that the words
     beside it are still corrected ("expresse themself" -> "express themselves" keeps "themselves")."""
     edits: list[Edit] = []
+    shift = 0  # where the output stands against the view, before each edit
     for edit in extract_edits(unit.normalized.text, corrected):
+        capital = _capitalises_mid_sentence(corrected[: edit.start + shift], edit)
+        shift += len(edit.replacement) - len(edit.original)
+        if capital:
+            continue
         edits += [edit] if _may_change(unit, edit) else [p for p in _word_for_word(edit) if _may_change(unit, p)]
     mapped = map_edits(edits, unit.normalized, unit.start)
     return [
@@ -293,7 +298,7 @@ def _mapped(unit: Unit, corrected: str) -> list[tuple[Edit, Edit, bool]]:
 def _may_change(unit: Unit, edit: Edit) -> bool:
     """Whether ``edit`` (on the unit's view) keeps the writer's dialect (``dialects.swaps_dialect``), and is the
     spelling stage's or rewrites none of the unit's fixed words."""
-    if swaps_dialect(edit.original, edit.replacement) or _capitalises_mid_sentence(unit.normalized.text, edit):
+    if swaps_dialect(edit.original, edit.replacement):
         return False
     fixed = unit.fixed
     return edit in unit.spelling or not rewrites_fixed(edit.start, edit.end, edit.original, edit.replacement, fixed)
@@ -303,13 +308,14 @@ _FUNCTION_CLASSES = frozenset({"PRON", "DET", "ADP", "AUX", "CCONJ", "SCONJ", "P
 _OPENS_A_SENTENCE = frozenset('.!?:"\u201c\u201d')  # what a capital may follow
 
 
-def _capitalises_mid_sentence(view: str, edit: Edit) -> bool:
-    """Whether ``edit`` only capitalises a function word (not "i") inside a sentence: the second clause of a comma
-    splice stays in lowercase ("his name is Peter, he is" did become "Peter, He is")."""
+def _capitalises_mid_sentence(output_before: str, edit: Edit) -> bool:
+    """Whether ``edit`` only capitalises a function word (not "i") inside a sentence of the output (whose text before
+    the edit is ``output_before``): the second clause of a comma splice stays in lowercase ("his name is Peter, he
+    is" did become "Peter, He is"), while "back, it" -> "back. It" stands."""
     original, replacement = edit.original, edit.replacement
     if original.lower() != replacement.lower() or not (original[:1].islower() and replacement[:1].isupper()):
         return False
-    before = view[: edit.start].rstrip()
+    before = output_before.rstrip()
     first = original.split(" ")[0].lower()
     return (
         bool(before) and before[-1] not in _OPENS_A_SENTENCE and first != "i" and word_class(first) in _FUNCTION_CLASSES

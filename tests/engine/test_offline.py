@@ -47,13 +47,14 @@ def test_the_fixture_ships_no_spelling_stage() -> None:
     assert model_speller(FIXTURE_MODEL) is None
 
 
-TEMPTING = [  # sentences with an error beside a word of one dialect (the bundled model writes "theatre" for "theater")
+TEMPTING = [  # sentences with an error beside a word of one dialect (the bundled models write "theatre" for "theater")
     "I realized that the theater was close.",
     "My favorite color is blue and I likes it.",
     "The colour of the cars are very nice.",
     "She traveled to London and analyzed the datas.",
     "We has organised a meeting at the city centre yesterday.",
     "The neighbors was very friendly with us.",
+    "He is in the theater now and he like the programme.",  # version 4 writes "theatre" here
 ]
 
 
@@ -64,7 +65,7 @@ def test_the_bundled_model_s_dialect_swaps_are_dropped_and_its_other_edits_kept(
     sources = [engine.codec.encode(text) for text in TEMPTING]
     raw = [
         engine.codec.decode_with_ends(r.tokens)[0]
-        for r in engine.generate(sources, "aggressive", keep_biases=[bias] * 6)
+        for r in engine.generate(sources, "aggressive", keep_biases=[bias] * len(sources))
     ]
     assert any(swaps_dialect(text, out) for text, out in zip(TEMPTING, raw, strict=True)), "the model swaps none"
     corrected = correct_texts(

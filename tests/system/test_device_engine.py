@@ -42,8 +42,9 @@ PARITY_LINES = 300
 # logits differ from x86's by about 0.1 at most (at keep bias 0.4, 1 of 300 FCE dev lines flipped at a gap of 0.105).
 NEAR_TIE = 0.15
 # The device's confidence beside the Python's from the service engine's log-probabilities: the kernels' differences
-# move it by up to 0.010 on these lines
-KERNEL_SLACK = 0.02
+# move it by up to 0.085 on these lines with version 4's int8 graphs (log-probabilities up to 0.072 apart; version 3's:
+# 0.010)
+KERNEL_SLACK = 0.1
 CORRECT_IN_PAGE = """async ([lines, engine, options]) => {
   const answers = [];
   for (const line of lines) answers.push(await window.gecserve.correct(line, {engine, spelling: false, ...options}));
@@ -167,7 +168,7 @@ def test_the_device_engine_applies_the_policy_as_the_python_computes_it(
     results = engine.generate(
         [engine.codec.encode(line) for line in lines], "aggressive", keep_biases=[keep_bias] * len(lines)
     )
-    compared, fixed, shown = 0, 0, dict.fromkeys(LEVELS, 0)
+    compared, shown = 0, dict.fromkeys(LEVELS, 0)
     for i, (line, result) in enumerate(zip(lines, results, strict=True)):
         everything = answers["all"][i]
         assert answers["none"][i]["text"] == line and answers["none"][i]["edits"] == []  # held back, not applied
@@ -179,7 +180,6 @@ def test_the_device_engine_applies_the_policy_as_the_python_computes_it(
         if apply_edits(line, [f.edit for f in expected]) != everything["text"] or everything["sentences"][0]["dropped"]:
             continue  # another output (a near-tie) or one left as written: nothing to compare
         compared += 1
-        fixed += len(found_edits) - len(expected)
         assert [(e["offset"], e["original"], e["replacement"]) for e in everything["edits"]] == [
             (f.edit.start, f.edit.original, f.edit.replacement) for f in expected
         ]
@@ -194,7 +194,9 @@ def test_the_device_engine_applies_the_policy_as_the_python_computes_it(
                 need = required(found.lexical, threshold)
                 if abs(edit["confidence"] - need) > KERNEL_SLACK:
                     assert ((edit["offset"], edit["replacement"]) in kept) == (edit["confidence"] >= need)
-    assert compared >= POLICY_LINES * 0.9 and fixed > 0  # some edits rewrote a fixed word: none was shown
+    # an edit rewriting a fixed word is never shown (``expected`` leaves them out); version 4 rewrites none of these
+    # lines' fixed words, so that such edits are found alike is tests/web/test_device_confidence.py's to show
+    assert compared >= POLICY_LINES * 0.9
     everything = sum(len(answer["edits"]) for answer in answers["all"])
     assert shown["safe"] < shown["default"] < everything and shown["default"] < shown["picky"], (shown, everything)
     assert set(MULTIPLIERS) >= set(device_confidence.CLASSES)

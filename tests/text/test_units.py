@@ -281,6 +281,13 @@ def test_a_function_word_inside_a_sentence_is_not_capitalised(paragraph: str, ou
     assert assemble(paragraph, units, [output]).edits == []
 
 
+def test_a_capital_after_a_sentence_s_end_the_output_makes_stands() -> None:
+    paragraph = "I want my money back, it was a bad evening."
+    units = plan_units(paragraph, CHARS, 100)
+    output = "I want my money back. It was a bad evening."
+    assert assemble(paragraph, units, [output]).text == output
+
+
 def test_a_capital_after_a_sentence_s_end_or_for_i_stands() -> None:
     paragraph = "He said: the end. so i left."
     units = plan_units(paragraph, CHARS, 100)
