@@ -1,7 +1,8 @@
 """``gecserve bench serve``: closed-loop load against a running server, percentiles per backend.
 
     gecserve bench serve --url http://127.0.0.1:8000 --input dev.txt \\
-        [--concurrency 1,8,32] [--backend accelerated,autoregressive] [--requests 400] [--json OUT]
+        [--concurrency 1,8,32] [--backend accelerated,autoregressive] [--requests 400] [--client-processes N]
+        [--json OUT]
     gecserve bench serve --spawn models/gec-default --input dev.txt ...   # starts its own server
     gecserve bench serve ... --peer-ct2 runs/gec-default-hf   # and the FastAPI + CTranslate2 peer beside it
 
@@ -18,7 +19,9 @@ loop's mean lag over the run (``loop_lag_mean_ms``, from its ``/metrics``).
 greedy on the same weights, made by ``make runs/gec-default-hf``) on a free port and runs the same loop against it
 at each concurrency, after the service's backends and on the lines the first of them read: rows ``fastapi+ct2``, and
 ``req_per_s_vs_peer``, each service row's throughput over the peer's at its concurrency. Locust (``locustfile.py``)
-measures the same from outside at scale.
+measures the same from outside at scale. ``--client-processes N`` spreads each loop's clients (and its lines)
+over N processes started together: one process of more than a few dozen httpx clients spends more CPU a request
+than the server, and would measure itself (``client_cpu_ms_per_req`` is then the processes' CPU together).
 """
 
 from __future__ import annotations
@@ -26,10 +29,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import multiprocessing
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -50,6 +56,7 @@ COLUMNS = [
     "req_per_s",
     "cpu_ms_per_req",
     "client_cpu_ms_per_req",
+    "client_processes",
     "loop_lag_mean_ms",
     "mean_ms",
     "p50_ms",
@@ -69,20 +76,63 @@ async def closed_loop(
     progress: tqdm,
     latencies: list[float] | None = None,
     cpu: Callable[[], float] | None = None,
+    clients: ClientProcesses | None = None,
 ) -> dict[str, Any]:
     """``requests`` requests from ``concurrency`` clients (``backend`` None: the server's choice).
     The row has the client's latency percentiles and the mean of each stage the server timed; each
     successful request's latency (seconds) is also appended to ``latencies`` when given. With ``cpu`` (the
     server's CPU seconds so far) the row has the server's CPU milliseconds per answered request; from a server
-    that exports ``gecserve_event_loop_lag_distribution_seconds``, the loop's mean lag over the run."""
+    that exports ``gecserve_event_loop_lag_distribution_seconds``, the loop's mean lag over the run. With
+    ``clients``, the clients are spread over its processes (``ClientProcesses.run``); else they share this one."""
     latencies = [] if latencies is None else latencies
     first = len(latencies)
     cpu_before = cpu() if cpu is not None else 0.0
-    client_cpu_before = time.process_time()
     lag_before = await _loop_lag(url)
-    stages: dict[str, float] = {}
-    errors: dict[str, int] = {}
+    if clients is None:
+        load = await _send(url, lines, backend, concurrency, requests, progress)
+    else:
+        load = await clients.run(url, lines, backend, concurrency, requests, progress)
+    latencies += load.latencies
+    answered = len(load.latencies)
+    cpu_ms = 1000 * (cpu() - cpu_before) / answered if cpu is not None and answered else None
+    lag_ms = loop_lag_ms(lag_before, await _loop_lag(url))
+    return {
+        "backend": backend,
+        "concurrency": concurrency,
+        "requests": requests,
+        "answered": answered,
+        "errors": sum(load.errors.values()),
+        "error_codes": load.errors,
+        "req_per_s": answered / load.elapsed_s,
+        "cpu_ms_per_req": cpu_ms,
+        "client_cpu_ms_per_req": 1000 * load.cpu_s / max(1, answered),
+        "client_processes": 1 if clients is None else min(clients.processes, concurrency),
+        "loop_lag_mean_ms": lag_ms,
+        **latency_summary(latencies[first:]),
+        "server_stages_ms": {stage: total / max(1, answered) for stage, total in load.stages.items()},
+    }
+
+
+@dataclass
+class Load:
+    """What a closed loop's clients got: each answered request's latency (seconds), the server's stage timings
+    summed over the answers, the other answers by status (or error name), the wall time from the first request to
+    the last answer, and the CPU seconds the clients' process(es) spent meanwhile."""
+
+    latencies: list[float] = field(default_factory=list)
+    stages: dict[str, float] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    cpu_s: float = 0.0
+
+
+async def _send(
+    url: str, lines: list[str], backend: str | None, concurrency: int, requests: int, progress: tqdm
+) -> Load:
+    """``requests`` requests of ``lines`` in order from ``concurrency`` clients of this process."""
+    load = Load()
     cursor = iter(range(requests))
+    cpu_before = time.process_time()
 
     async def client(http: httpx.AsyncClient) -> None:
         for index in cursor:
@@ -96,35 +146,76 @@ async def closed_loop(
             except httpx.HTTPError as error:
                 status = type(error).__name__
             if status == "200":
-                latencies.append(time.perf_counter() - started)
+                load.latencies.append(time.perf_counter() - started)
                 for stage, ms in response.json().get("timings_ms", {}).items():  # the peer's answers have none
-                    stages[stage] = stages.get(stage, 0.0) + ms
+                    load.stages[stage] = load.stages.get(stage, 0.0) + ms
             else:
-                errors[status] = errors.get(status, 0) + 1
+                load.errors[status] = load.errors.get(status, 0) + 1
             progress.update(1)
 
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(timeout=60, limits=limits) as http:
         started = time.perf_counter()
         await asyncio.gather(*(client(http) for _ in range(concurrency)))
-        elapsed = time.perf_counter() - started
-    answered = len(latencies) - first
-    cpu_ms = 1000 * (cpu() - cpu_before) / answered if cpu is not None and answered else None
-    client_cpu_ms = 1000 * (time.process_time() - client_cpu_before) / max(1, answered)
-    lag_ms = loop_lag_ms(lag_before, await _loop_lag(url))
-    return {
-        "backend": backend,
-        "concurrency": concurrency,
-        "requests": requests,
-        "errors": sum(errors.values()),
-        "error_codes": errors,
-        "req_per_s": answered / elapsed,
-        "cpu_ms_per_req": cpu_ms,
-        "client_cpu_ms_per_req": client_cpu_ms,
-        "loop_lag_mean_ms": lag_ms,
-        **latency_summary(latencies[first:]),
-        "server_stages_ms": {stage: total / max(1, len(latencies) - first) for stage, total in stages.items()},
-    }
+        load.elapsed_s = time.perf_counter() - started
+    load.cpu_s = time.process_time() - cpu_before
+    return load
+
+
+class ClientProcesses:
+    """Processes of clients for ``closed_loop``: one process of many httpx clients spends more CPU a request than
+    the server does past a few dozen clients (docs/benchmarks.md, "Where a request's CPU goes"), so the load
+    generator, not the server, would set the figure. ``run`` splits the clients and the lines among the processes
+    (each of at least one client), starts them together at one wall-clock instant, and merges what they got."""
+
+    START_S = 0.2  # how far ahead of now the parts are told to start, so that each is waiting when it comes
+
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self._pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+        list(self._pool.map(time.sleep, [0.5] * processes))  # every process started and its imports done
+
+    async def run(
+        self, url: str, lines: list[str], backend: str | None, concurrency: int, requests: int, progress: tqdm
+    ) -> Load:
+        """The closed loop of ``concurrency`` clients over the processes (``_send`` in each)."""
+        count = min(self.processes, concurrency)
+        start_at = time.time() + self.START_S
+        loop = asyncio.get_running_loop()
+        parts = [
+            loop.run_in_executor(
+                self._pool,
+                _part,
+                (url, lines[k::count], backend, len(range(k, concurrency, count)), len(range(k, requests, count))),
+                start_at,
+            )
+            for k in range(count)
+        ]
+        merged = Load()
+        ended = start_at
+        for done in asyncio.as_completed(parts):
+            load, part_ended = await done
+            progress.update(len(load.latencies) + sum(load.errors.values()))
+            merged.latencies += load.latencies
+            for stage, ms in load.stages.items():
+                merged.stages[stage] = merged.stages.get(stage, 0.0) + ms
+            for status, count_of in load.errors.items():
+                merged.errors[status] = merged.errors.get(status, 0) + count_of
+            merged.cpu_s += load.cpu_s
+            ended = max(ended, part_ended)
+        merged.elapsed_s = ended - start_at
+        return merged
+
+    def close(self) -> None:
+        self._pool.shutdown()
+
+
+def _part(loop_args: tuple[str, list[str], str | None, int, int], start_at: float) -> tuple[Load, float]:
+    """One process's share of a closed loop (``ClientProcesses.run``), started at ``start_at`` (wall clock); what
+    it got and when its last answer came (wall clock)."""
+    time.sleep(max(0.0, start_at - time.time()))
+    load = asyncio.run(_send(*loop_args, tqdm(disable=True)))
+    return load, time.time()
 
 
 async def _loop_lag(url: str) -> tuple[float, float]:
@@ -167,6 +258,13 @@ def main(argv: list[str] | None = None) -> int:
         "--server-pid", type=int, default=None, help="the --url server's process, for its CPU time (--spawn: known)"
     )
     parser.add_argument("--peer-ct2", type=Path, default=None, metavar="HF_DIR", help="also measure the peer server")
+    parser.add_argument(
+        "--client-processes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="spread each loop's clients over N processes (a process of over a few dozen clients sets the figure)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     lines = input_lines(args.input)
@@ -193,7 +291,13 @@ def _measure(
     targets: list[tuple[str, str | None, str, int]] = [(url, b, b, i) for i, b in enumerate(args.backend)]
     targets += [(peer_url, None, PEER, 0)] if peer_url is not None else []
     total = len(args.concurrency) * len(targets) * args.requests
-    with tqdm(total=total, desc="bench serve", unit="req", file=sys.stderr) as progress:
+    clients = ClientProcesses(args.client_processes) if args.client_processes > 1 else None
+    with (
+        tqdm(total=total, desc="bench serve", unit="req", file=sys.stderr) as progress,
+        contextlib.ExitStack() as stack,
+    ):
+        if clients is not None:
+            stack.callback(clients.close)
         for step, concurrency in enumerate(args.concurrency):
             for target, backend, label, index in targets:
                 offset = step * len(args.backend) + index
@@ -201,7 +305,10 @@ def _measure(
                 silent = tqdm(disable=True)
                 asyncio.run(closed_loop(target, window[-args.warmup :], backend, concurrency, args.warmup, silent))
                 cpu = partial(cpu_seconds, server_pid) if server_pid is not None and target == url else None
-                row = asyncio.run(closed_loop(target, window, backend, concurrency, args.requests, progress, cpu=cpu))
+                loop = closed_loop(
+                    target, window, backend, concurrency, args.requests, progress, cpu=cpu, clients=clients
+                )
+                row = asyncio.run(loop)
                 rows.append({**row, "backend": label})
     columns = COLUMNS
     if peer_url is not None:

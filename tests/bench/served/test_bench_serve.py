@@ -1,6 +1,7 @@
 """``gecserve bench serve`` on a real server it starts: a row per backend and concurrency, without errors, with the
 server's own stage timings; and each row has the server's CPU milliseconds per answered request and its event loop's
-mean lag, read from the server process and its ``/metrics``."""
+mean lag, read from the server process and its ``/metrics``; clients spread over processes answer every request
+and bring back the server's stage timings."""
 
 from __future__ import annotations
 
@@ -15,16 +16,19 @@ from tests.conftest import FIXTURE_MODEL
 pytestmark = pytest.mark.server
 
 
-def test_each_row_has_the_server_s_cpu_per_request_and_loop_lag(tmp_path: Path) -> None:
+def test_each_row_has_the_server_s_cpu_per_request_and_loop_lag_from_clients_over_processes(tmp_path: Path) -> None:
     sentences = tmp_path / "input.txt"
     sentences.write_text("She go to school every days.\nI has a car.\nThe cat sat on the mat.\n")
     out = tmp_path / "serve.json"
     args = ["--spawn", str(FIXTURE_MODEL), "--input", str(sentences), "--concurrency", "1,8", "--requests", "40"]
-    assert serve.main([*args, "--backend", "autoregressive", "--warmup", "2", "--json", str(out)]) == 0
+    args += ["--backend", "autoregressive", "--warmup", "2", "--client-processes", "3", "--json", str(out)]
+    assert serve.main(args) == 0
     rows = json.loads(out.read_text())["rows"]
-    assert [row["concurrency"] for row in rows] == [1, 8]
+    # one client needs one process; eight go 3 + 3 + 2 over three, and the 40 requests 14 + 13 + 13
+    assert [(row["concurrency"], row["client_processes"]) for row in rows] == [(1, 1), (8, 3)]
     for row in rows:
-        assert row["errors"] == 0
+        assert row["errors"] == 0 and row["answered"] == 40
+        assert row["server_stages_ms"]["inference"] > 0 and row["client_cpu_ms_per_req"] > 0
         # a request costs the server some CPU, and less than the wall time of the whole run per request
         assert 0 < row["cpu_ms_per_req"] < 1000 * row["requests"] / row["req_per_s"]
         assert row["loop_lag_mean_ms"] is not None and row["loop_lag_mean_ms"] >= 0
