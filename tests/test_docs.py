@@ -2,11 +2,14 @@
 LanguageTool page's rule table is ``service.text.rules.RULES``, and the quality page's levels and lexical classes are
 ``service.text.policy``'s, and its rule-stage table is ``service.text.grammar_rules.RULE_KINDS`` with the
 measured figures each kept kind met; the architecture page's glossary names only classes, functions and tables that
-exist. (The error table: ``tests/api/test_error_reasons.py``;
-the site's links and pages: ``make docs``, which builds it with ``--strict``.)"""
+exist, its request path only classes, settings and modules that exist, and its module map every module and package
+of ``service/`` in the row of its folder and nothing that is not where its row says. (The error table:
+``tests/api/test_error_reasons.py``; the layers' table: ``tests/test_layers.py``; the site's links and pages:
+``make docs``, which builds it with ``--strict``.)"""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from pathlib import Path
@@ -25,6 +28,9 @@ CONFIGURATION = (DOCS / "configuration.md").read_text(encoding="utf-8")
 LANGUAGETOOL = (DOCS / "languagetool.md").read_text(encoding="utf-8")
 HTTP = (DOCS / "http.md").read_text(encoding="utf-8")
 BENCHMARKS = (DOCS / "benchmarks.md").read_text(encoding="utf-8")
+ARCHITECTURE = (DOCS / "architecture.md").read_text(encoding="utf-8")
+ROOT = DOCS.parent
+SERVICE = "\n".join(path.read_text(encoding="utf-8") for path in (ROOT / "service").rglob("*.py"))
 
 
 def test_every_setting_is_in_the_configuration_table() -> None:
@@ -117,12 +123,10 @@ def test_the_quality_page_s_rule_table_is_the_rule_stage_s_kinds_with_their_meas
 def test_the_glossary_names_what_the_code_has() -> None:
     """Every class, function, table or setting the glossary's code column names (``CamelCase``, ``name()``,
     ``UPPER_CASE``, ``Class.attribute``, ``GECSERVE_*``) is defined in the service, and each word is defined once."""
-    page = (DOCS / "architecture.md").read_text(encoding="utf-8")
-    table = page.split("## Glossary")[1].split("\n## ")[0]
+    table = ARCHITECTURE.split("## Glossary")[1].split("\n## ")[0]
     rows = [line.split(" | ") for line in table.splitlines() if line.startswith("| ") and not line.startswith("| -")]
     words = [row[0].removeprefix("| ") for row in rows[1:]]
     assert len(words) == len(set(words)) and {"backend", "arm", "strategy", "queue", "worker", "engine"} <= set(words)
-    source = "\n".join(path.read_text(encoding="utf-8") for path in (DOCS.parent / "service").rglob("*.py"))
     named = set()
     for row in rows[1:]:
         for code in re.findall(r"`([^`]+)`", row[2]):
@@ -134,8 +138,119 @@ def test_the_glossary_names_what_the_code_has() -> None:
             elif name:
                 named.add(name.group(1))
                 assert re.search(
-                    rf"^\s*(?:class|def|async def) {name.group(1)}\b|^{name.group(1)}\b.*=", source, re.M
+                    rf"^\s*(?:class|def|async def) {name.group(1)}\b|^{name.group(1)}\b.*=", SERVICE, re.M
                 ), code
                 if name.group(2):
-                    assert re.search(rf"\b(?:def |self\.)?{name.group(2)}\b", source), code
+                    assert re.search(rf"\b(?:def |self\.)?{name.group(2)}\b", SERVICE), code
     assert {"Router", "Route", "Tally", "ExperimentSync", "LocalBatcher", "BACKENDS", "replica_id"} <= named
+
+
+_NAMED = re.compile(r"`([\w.*-]+(?:/[\w.*-]+)*/?)`")  # a file or folder in backticks: `app.py`, `http/`, `a/b.py`
+
+
+def _module_map() -> list[tuple[list[Path], set[str]]]:
+    """The module map's rows: the paths its first column names, and the files and folders its second names."""
+    table = ARCHITECTURE.split("## The module map")[1].split("\n## ")[0]
+    rows = []
+    for line in [line for line in table.splitlines() if line.startswith("| ")][2:]:  # past the header
+        where, what = line.removeprefix("| ").removesuffix(" |").split(" | ", 1)
+        names = {name for name in _NAMED.findall(what) if name.endswith((".py", "/"))}
+        rows.append(([ROOT / path for path in _NAMED.findall(where)], names))
+    return rows
+
+
+def _folders(paths: list[Path]) -> list[Path]:
+    return [path if path.is_dir() else path.parent for path in paths]
+
+
+IGNORED = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def _found(name: str, folders: list[Path]) -> bool:
+    """``name`` (``x.py``, ``x/``, a pattern or a path) is in one of ``folders`` or below, or at the root; or git
+    ignores it, as what a build installs (``make web``'s ``vendor/device/``)."""
+    if any(line.endswith("/" + name) for line in IGNORED):
+        return True
+    pattern = name.rstrip("/")
+    found = [*ROOT.glob(pattern), *(path for folder in folders for path in folder.rglob(pattern))]
+    return any(path.is_dir() if name.endswith("/") else path.is_file() for path in found)
+
+
+def test_the_module_map_names_what_is_there() -> None:
+    """Every path, file and folder the architecture page's module map names is where its row says."""
+    for paths, names in _module_map():
+        assert paths and all(path.exists() or list(ROOT.glob(str(path.relative_to(ROOT)))) for path in paths), paths
+        for name in names:
+            assert _found(name, _folders(paths)), f"the row of {paths[0].relative_to(ROOT)} names {name}: not there"
+
+
+def test_the_module_map_names_every_module_of_the_service() -> None:
+    """Every module and package of ``service/`` is named in the module map, in the row of its folder (the row
+    whose path is the nearest folder above it), or as a path of a row."""
+    rows = _module_map()
+    unnamed = []
+    for path in sorted((ROOT / "service").rglob("*.py")):
+        if path.name == "__init__.py":
+            path = path.parent  # a package: named as its folder
+        while "proto" in path.parent.parts:
+            path = path.parent  # generated gRPC code: named as its folder
+        if path == ROOT / "service":
+            continue
+        if any(path in paths for paths, _ in rows):
+            continue
+        folder = max(
+            (folder for paths, _ in rows for folder in paths if folder.is_dir() and folder in path.parents),
+            key=lambda folder: len(folder.parts),
+            default=None,
+        )
+        if folder is None:
+            unnamed.append(f"{path.relative_to(ROOT)} (no row)")
+            continue
+        names = set().union(*(names for paths, names in rows if folder in paths))
+        named = path.name + "/" if path.is_dir() else path.name
+        if not any(
+            fnmatch.fnmatch(named, name.rsplit("/", 2)[-2] + "/" if name.endswith("/") else name.rsplit("/", 1)[-1])
+            for name in names
+        ):
+            unnamed.append(f"{path.relative_to(ROOT)} (the row of {folder.relative_to(ROOT)}/)")
+    assert unnamed == [], "the module map does not name these:\n" + "\n".join(unnamed)
+
+
+OTHER_SOFTWARE = {"FastAPI", "FastHttpUser", "JavaScript", "LanguageTool", "PyTorch", "SymSpell"}  # not the service's
+
+
+def _not_in_the_code(text: str, files: bool = True) -> list[str]:
+    """What ``text`` names that the code has not: a class (``CamelCase``) the service does not define, a
+    ``GECSERVE_*`` setting that is not one, a path (``service/...``; with ``files``, ``x.py``) not in ``service/``."""
+    missing = [
+        name
+        for name in set(re.findall(r"\b[A-Z][a-z]+[A-Z]\w*", text)) - OTHER_SOFTWARE
+        if not re.search(rf"^\s*class {name}\b", SERVICE, re.M)
+    ]
+    missing += [
+        name
+        for name in set(re.findall(r"\bGECSERVE_[A-Z_]+\b", text))
+        if name.removeprefix("GECSERVE_").lower() not in Settings.model_fields
+    ]
+    missing += [path for path in set(re.findall(r"\bservice/[\w/.]*\w/?", text)) if not (ROOT / path).exists()]
+    missing += [
+        name
+        for name in set(re.findall(r"(?<![/\w])\w+\.py\b", text) if files else ())
+        if not next((ROOT / "service").rglob(name), None)
+    ]
+    return sorted(missing)
+
+
+def test_the_request_path_names_what_the_code_has() -> None:
+    """The architecture page's request path (and what it says of start-up, wiring and the engine below it) names
+    classes, settings and modules that are there."""
+    section = ARCHITECTURE.split("\n## The request path\n")[1].split("\n## ")[0]
+    assert {"SentenceDispatcher", "DecodingQueues", "dispatch.py"} <= set(re.findall(r"[\w.]+", section))
+    assert _not_in_the_code(section) == []
+
+
+def test_the_module_map_s_classes_and_settings_are_the_code_s() -> None:
+    """The classes and settings the module map names are the service's (its files: the tests above)."""
+    section = ARCHITECTURE.split("\n## The module map\n")[1].split("\n## ")[0]
+    assert {"Gateway", "Router", "ExperimentParts", "GECSERVE_MODELS"} <= set(re.findall(r"\w+", section))
+    assert _not_in_the_code(section, files=False) == []

@@ -53,8 +53,8 @@ class BatchPolicy:
     it submissions are rejected. ``promote_after_ms``: age after which a bulk job competes as
     interactive (None: strict priority, bulk may starve under sustained interactive load).
     ``dispatch_when_idle``: when no batch of this queue is running, take what is queued at once
-    instead of waiting for it to fill (waiting cannot beat an idle worker); under load, jobs
-    gather while the workers are busy and ``max_wait_ms`` bounds the rest. Shadow jobs are
+    instead of waiting for it to fill (waiting cannot beat an idle decoding thread); under load,
+    jobs gather while the decoding threads are busy and ``max_wait_ms`` bounds the rest. Shadow jobs are
     admitted only while the queue holds nothing else and fewer than ``shadow_queue_share`` of
     ``max_queue`` jobs; served work evicts them when it needs their room. ``admit_within``: the
     share of the time left before a job's deadline that the work queued ahead of it (and its own)

@@ -32,7 +32,15 @@ from service.config import Settings
 from service.observability.metrics import Metrics
 from service.pipeline.errors import RequestError
 
-__all__ = ["OPEN_PATHS", "AccessControl", "AccessMiddleware", "declare_refusals", "guarded", "presented_key"]
+__all__ = [
+    "OPEN_PATHS",
+    "REFUSALS",
+    "AccessControl",
+    "AccessMiddleware",
+    "declare_refusals",
+    "guarded",
+    "presented_key",
+]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +73,8 @@ REFUSALS = {
     401: "no API key, or one that is not valid (when keys are configured)",
     429: "the API key is over its rate limit; see Retry-After",
 }
+"""What the middleware answers before any route runs, as the schema declares it: on every route it guards
+(``declare_refusals``), and in the routes' own tables of errors, which name these by status."""
 
 
 def guarded(path: str) -> bool:

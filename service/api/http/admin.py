@@ -17,7 +17,13 @@ from service.api.access.auth import UnauthorizedError, same_secret
 from service.error_reasons import ErrorReason
 from service.pipeline.errors import RequestError
 
-__all__ = ["ForbiddenError", "admin_guard"]
+__all__ = ["ADMIN_REFUSALS", "ForbiddenError", "admin_guard"]
+
+ADMIN_REFUSALS = {
+    401: "no admin key, or a wrong one",
+    403: "admin endpoints are disabled (no GECSERVE_ADMIN_KEY)",
+}
+"""What ``admin_guard`` answers, as the routes behind it declare it (``documented_errors``)."""
 
 
 class ForbiddenError(RequestError):

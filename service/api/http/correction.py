@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Header
 
 from service.api import schemas
+from service.api.access.control import REFUSALS
 from service.api.entry import correct_request, generate_request, served_by
 from service.api.responses import TextJSONResponse, documented_errors
 from service.pipeline.pipeline import Pipeline
@@ -17,10 +18,10 @@ __all__ = ["correct_answer", "correction_router"]
 ERROR_RESPONSES = documented_errors(
     {
         400: "an unknown arm (in options.backend or X-Gecserve-Arm)",
-        401: "no API key, or one that is not valid (when keys are configured)",
+        401: REFUSALS[401],
         413: "text or body over the configured limit",
         422: "invalid JSON or fields",
-        429: "the API key is over its rate limit; see Retry-After",
+        429: REFUSALS[429],
         500: "a failure inside the service (other requests are unaffected)",
         503: "overloaded or not ready; see Retry-After",
         504: "request over its deadline",

@@ -23,7 +23,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 from redis.exceptions import RedisError
 
-from service.api.http.admin import admin_guard
+from service.api.http.admin import ADMIN_REFUSALS, admin_guard
 from service.api.responses import TextJSONResponse, documented_errors
 from service.error_reasons import ErrorReason
 from service.experiments.admin import ExperimentAdmin, ExperimentRunningError, UnservedModelError
@@ -38,8 +38,7 @@ __all__ = ["experiments_router"]
 
 _ERRORS = {
     400: "weights that are not valid, an arm the experiment does not have, or an arm on a model not served",
-    401: "no admin key, or a wrong one",
-    403: "admin endpoints are disabled (no GECSERVE_ADMIN_KEY)",
+    **ADMIN_REFUSALS,
     404: "no such experiment",
     409: "another experiment is running (stop it first, or start with replace=true), or the experiment"
     " changed meanwhile (another admin or replica): read it again and retry",

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from service.api import schemas
+from service.api.access.control import REFUSALS
 from service.api.entry import feedback_request
 from service.api.responses import TextJSONResponse, documented_errors
 from service.pipeline.pipeline import Pipeline
@@ -24,10 +25,10 @@ def feedback_router(pipeline: Pipeline) -> APIRouter:
         response_class=TextJSONResponse,
         responses=documented_errors(
             {
-                401: "no API key, or one that is not valid (when keys are configured)",
+                401: REFUSALS[401],
                 404: "edit ids the service does not know (never answered, or forgotten): named; nothing is counted",
                 422: "invalid JSON or fields",
-                429: "the API key is over its rate limit; see Retry-After",
+                429: REFUSALS[429],
                 503: "the shared feedback store is unreachable; see Retry-After",
             }
         ),

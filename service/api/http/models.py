@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends
 from pydantic import SecretStr
 
 from service.api import schemas
-from service.api.http.admin import admin_guard
+from service.api.http.admin import ADMIN_REFUSALS, admin_guard
 from service.api.http.experiments import ConflictRequestError, JSONBodyRoute, NotFoundError
 from service.api.responses import TextJSONResponse, documented_errors
 from service.engine.manifest import ModelFolderError
@@ -59,8 +59,7 @@ def models_router(
         responses=documented_errors(
             {
                 400: "the folder cannot be served (the message names the file at fault)",
-                401: "no admin key, or a wrong one",
-                403: "admin endpoints are disabled (no GECSERVE_ADMIN_KEY)",
+                **ADMIN_REFUSALS,
                 409: "over GECSERVE_MAX_MODELS or the memory budget (GECSERVE_MODEL_MEMORY_MB)",
                 422: "invalid JSON or fields",
             }
@@ -84,8 +83,7 @@ def models_router(
         dependencies=guard,
         responses=documented_errors(
             {
-                401: "no admin key, or a wrong one",
-                403: "admin endpoints are disabled (no GECSERVE_ADMIN_KEY)",
+                **ADMIN_REFUSALS,
                 404: "no model of that name is served",
                 409: "it is the default model, or the running experiment's arms run on it",
             }

@@ -35,7 +35,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from redis.exceptions import RedisError
 from starlette.convertors import Convertor, register_url_convertor
 
-from service.api.access.control import AccessControl, presented_key
+from service.api.access.control import REFUSALS, AccessControl, presented_key
 from service.api.http.experiments import StoreUnavailableError
 from service.api.languagetool.params import BadCheckRequestError, decode_form
 from service.api.languagetool.startup import lt_error, plain_errors
@@ -156,7 +156,7 @@ def _lt_responses(ok: str, full: bool = False) -> dict[int | str, dict[str, Any]
     errors = {
         400: "no username (or word), a bad word, or a paging number that is not a whole number",
         401: "no API key (apiKey, X-Api-Key, Authorization: Bearer), or one that is not valid (keys configured)",
-        429: "the API key is over its rate limit; see Retry-After",
+        429: REFUSALS[429],
         503: "the dictionaries' store does not answer; see Retry-After",
     }
     if full:
@@ -268,9 +268,9 @@ def _add_languagetool_routes(router: APIRouter, store: WordStore, access: Access
 
 
 _V1_ERRORS = {
-    401: "no API key, or one that is not valid (when keys are configured)",
+    401: REFUSALS[401],
     422: "invalid JSON, fields or parameters",
-    429: "the API key is over its rate limit; see Retry-After",
+    429: REFUSALS[429],
     503: "the dictionaries' store (Redis) does not answer; see Retry-After",
 }
 """The errors every ``/v1/words`` route may answer (access is checked by the app's middleware)."""

@@ -23,7 +23,7 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 
 from service.api import schemas
-from service.api.access.control import AccessControl, presented_key
+from service.api.access.control import REFUSALS, AccessControl, presented_key
 from service.api.entry import ARM_HEADER, correct_request, served_by, validation_message
 from service.api.languagetool.matches import check_answer
 from service.api.languagetool.params import CHECK_PARAMETERS, BadCheckRequestError, check_params, decode_form
@@ -47,7 +47,7 @@ CHECK_RESPONSES: dict[int | str, dict[str, Any]] = {
             401: "no API key (apiKey, X-Api-Key, Authorization: Bearer), or one that is not valid (keys configured)",
             413: "text over the limit",
             422: "decoding settings the engine refuses",
-            429: "the API key is over its rate limit; see Retry-After",
+            429: REFUSALS[429],
             500: "a failure inside the service",
             503: "overloaded or not ready; see Retry-After",
             504: "over its deadline",
