@@ -28,7 +28,7 @@ from service.batching.stream_worker import ConsumerEvents, StreamConsumer
 from service.batching.streams import StreamKeys
 from service.config import Settings
 from service.engine.allocator import IdleRelease, release_free_memory
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import Engine
 from service.engine.manifest import ModelFolderError, ModelManifest, check_model_folder
 from service.engine.offline import model_review, model_scoring

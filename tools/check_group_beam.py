@@ -22,7 +22,7 @@ import torch
 import transformers
 from transformers import AutoModelForSeq2SeqLM, GenerationConfig
 
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import Engine
 
 SENTENCES = [

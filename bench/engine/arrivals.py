@@ -31,7 +31,7 @@ from typing import Any
 from bench.latency import latency_summary
 from service.batching import Batcher, BatchPolicy, Job
 from service.batching.batcher import NullHooks
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import Engine
 from service.experiments.arms import BACKENDS, Arm
 from service.pipeline.queues import LocalQueues

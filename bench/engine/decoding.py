@@ -37,7 +37,7 @@ from bench.engine.arrivals import COLUMNS as ARRIVAL_COLUMNS
 from bench.engine.arrivals import run_arrivals
 from bench.latency import latency_summary
 from service.batching import BatchPolicy
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import STRATEGIES, Engine
 from service.engine.model import Seq2SeqModel, pad_rows
 from service.engine.report import table, write_json

@@ -28,7 +28,7 @@ from rapidfuzz.distance import Levenshtein
 from tqdm import tqdm
 
 from bench.engine.decoding import csv_list, load_sources
-from service.engine.decoding.types import DecodeParams, DecodeResult
+from service.engine.decoding.params import DecodeParams, DecodeResult
 from service.engine.engine import Engine
 from service.engine.report import table, write_json
 from service.engine.runtime import RuntimeOptions

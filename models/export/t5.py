@@ -8,7 +8,7 @@ decoder's causal.
 Decoder positions: a query's is its ``position_ids`` entry, which the engine sets to the row's cache
 length plus its offset among the new tokens, so one pass over a draft of T tokens (aggressive decoding's
 verification) gets the bias of T one-token passes. A new key's position is its query's; a cached key's
-is the number of valid entries before it in ``past_mask``: both cache layouts of ``service/engine/cache.py``
+is the number of valid entries before it in ``past_mask``: both cache layouts of ``service/engine/kv_cache.py``
 keep a row's valid entries in position order from 0 (the masked layout's holes do not count).
 
 Buckets: HF computes a bucket with a float logarithm, whose rounding at bucket edges could differ

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from transformers import GenerationConfig
 
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from models.gec.corpora import read_lines
 from models.gec.edit_labels import is_right, reference_edits, reliability
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import Engine, keep_bias_for
 from service.engine.offline import correct_texts, model_review, model_speller
 from service.engine.report import table

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from models.gec.metrics import change_stats, corpus_gleu, detokenize, tokenize
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import Engine
 from service.engine.offline import correct_texts, model_review, model_speller
 from service.engine.offline_options import add_confidence_options, add_language_option, confidence_of

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from service.engine.decoding.diverse import check_group_params
+from service.engine.decoding.params import DecodeParams
 from service.engine.decoding.sampling import MAX_TEMPERATURE, MIN_TEMPERATURE
-from service.engine.decoding.types import DecodeParams
 from service.experiments.definition import NAME_PATTERN
 
 CORRECT_EXAMPLE = {

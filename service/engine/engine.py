@@ -10,8 +10,8 @@ from service.engine.decoding.aggressive import AggressiveDecoder
 from service.engine.decoding.beam import BeamDecoder
 from service.engine.decoding.continuous import ContinuousDecoder
 from service.engine.decoding.greedy import GreedyDecoder
+from service.engine.decoding.params import DecodeParams, DecodeResult, Hypothesis, empty_result
 from service.engine.decoding.sampling import SampleDecoder
-from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis, empty_result
 from service.engine.manifest import ModelManifest, level_keep_bias
 from service.engine.model import DecodingStoppedError, InputTooLongError, Seq2SeqModel, StopCheck
 from service.engine.runtime import RuntimeOptions

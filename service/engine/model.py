@@ -25,7 +25,7 @@ import numpy as np
 import onnxruntime as ort
 
 from service.engine.binding import DeviceInputs, run_bound
-from service.engine.cache import CACHES
+from service.engine.kv_cache import CACHES
 from service.engine.manifest import ModelManifest
 from service.engine.runtime import RuntimeOptions, create_inference_session
 from service.engine.tokenization import TextCodec

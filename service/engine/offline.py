@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import Engine, keep_bias_for
 from service.engine.manifest import ModelManifest
 from service.text.confidence import UNCALIBRATED, ConfidenceModel, TokenScores

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import takes_keep_bias
 
 __all__ = ["ALTERNATIVES_BACKEND", "BACKENDS", "TUNABLE", "Arm", "Backend", "UnknownArmError"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.batching import DeadlineExceededError, Job
-from service.engine.decoding.types import DecodeParams, DecodeResult
+from service.engine.decoding.params import DecodeParams, DecodeResult
 from service.engine.engine import DecodingStoppedError, Engine
 
 __all__ = ["Outcome", "decode_batch", "decode_by_payload"]

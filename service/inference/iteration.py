@@ -17,7 +17,7 @@ from typing import Any
 
 from service.batching import DeadlineExceededError, Job
 from service.batching.running import Deliver
-from service.engine.decoding.types import DecodeParams, empty_result
+from service.engine.decoding.params import DecodeParams, empty_result
 from service.engine.engine import Engine, InputTooLongError
 from service.inference.batches import Outcome, decode_batch, decode_by_payload
 

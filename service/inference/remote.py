@@ -10,7 +10,7 @@ from typing import Any
 from service.batching import Job
 from service.batching.running import Deliver
 from service.engine.allocator import IdleRelease
-from service.engine.decoding.types import decoding_from_json
+from service.engine.decoding.params import decoding_from_json
 from service.engine.engine import Engine
 from service.inference.batches import Outcome
 from service.inference.iteration import PayloadBatch

@@ -41,7 +41,7 @@ from service.batching import (
     QueueFullError,
     QueueUnavailableError,
 )
-from service.engine.decoding.types import DecodeParams, DecodeResult
+from service.engine.decoding.params import DecodeParams, DecodeResult
 from service.engine.tokenization import TextCodec
 from service.experiments.arms import Arm
 from service.inference.batches import Outcome

@@ -35,7 +35,7 @@ from redis.exceptions import RedisError
 
 from service.batching import Priority
 from service.config import Settings
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import keep_bias_for, takes_keep_bias
 from service.engine.manifest import ModelManifest
 from service.experiments.arms import Arm, UnknownArmError

@@ -20,7 +20,7 @@ from redis.exceptions import RedisError
 from service.batching import Batcher
 from service.batching.stream_gateway import ReplyRouter, StreamBatcher
 from service.batching.streams import GROUP, Reply, StreamKeys, cancel_task
-from service.engine.decoding.types import DecodeResult, decoding_to_json
+from service.engine.decoding.params import DecodeResult, decoding_to_json
 from service.experiments.arms import Arm
 from service.inference.batches import Outcome
 from service.observability.hooks import MetricsHooks

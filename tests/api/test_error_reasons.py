@@ -10,7 +10,7 @@ from pathlib import Path
 import grpc
 
 from service.api.http.app import create_app  # the app: every module defining an error class is imported
-from service.api.http.errors import FRAMEWORK_REASONS
+from service.api.http.error_answers import FRAMEWORK_REASONS
 from service.error_reasons import ErrorReason
 from service.pipeline.errors import RequestError, status_of
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from models.fixture import clean_sentence, corrupt
 from service.engine.decoding.alignment import anchors_of, realign
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import InputTooLongError
 from tests.engine.conftest import SENTENCES, engine_for
 

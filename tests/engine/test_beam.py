@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.engine.decoding.beam import BeamDecoder
-from service.engine.decoding.types import DecodeParams, Hypothesis
+from service.engine.decoding.params import DecodeParams, Hypothesis
 from tests.engine.conftest import SENTENCES, engine_for
 
 torch = pytest.importorskip("torch", reason="build extra (torch) not installed")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import Engine
 from service.engine.model import layer_inputs
 from service.engine.runtime import RuntimeOptions

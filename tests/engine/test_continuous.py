@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.engine.decoding.aggressive import split_blocks
-from service.engine.decoding.types import DecodeParams, DecodeResult
+from service.engine.decoding.params import DecodeParams, DecodeResult
 from tests.engine.conftest import SENTENCES, engine_for
 from tests.engine.test_aggressive import VARIANTS, text
 

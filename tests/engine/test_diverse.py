@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.engine.decoding.types import DecodeParams, DecodeResult
+from service.engine.decoding.params import DecodeParams, DecodeResult
 from service.engine.engine import Engine
 from tests.engine.conftest import SENTENCES, engine_for
 

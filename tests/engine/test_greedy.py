@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from tests.engine.conftest import SENTENCES, engine_for
 
 torch = pytest.importorskip("torch", reason="build extra (torch) not installed")

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.engine.decoding.alignment import Alignment
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import STRATEGIES, Engine, keep_bias_for, takes_keep_bias
 from service.engine.manifest import ModelManifest, level_keep_bias
 from service.engine.offline import correct_texts

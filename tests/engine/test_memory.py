@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from service.engine.allocator import configure_malloc, release_free_memory
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import Engine
 from tests.conftest import FIXTURE_MODEL
 from tests.engine.conftest import SENTENCES

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import DecodeResult, Engine
 from service.engine.manifest import level_keep_bias
 from service.engine.offline import correct_texts, model_confidence, model_review, model_speller

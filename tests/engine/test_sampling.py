@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.engine.decoding import sampling
+from service.engine.decoding.params import DecodeParams, Hypothesis
 from service.engine.decoding.ranking import log_softmax
 from service.engine.decoding.sampling import SampleDecoder, warp
-from service.engine.decoding.types import DecodeParams, Hypothesis
 from tests.engine.conftest import SENTENCES, engine_for
 
 UNSURE = "Completely unrelated text that the tiny model never saw!"  # the flattest first-token distribution

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import STRATEGIES, DecodingStoppedError
 from tests.engine.conftest import SENTENCES, engine_for
 

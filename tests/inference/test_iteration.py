@@ -11,7 +11,7 @@ import time
 import pytest
 
 from service.batching import DeadlineExceededError, Job
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import InputTooLongError
 from service.inference.batches import Outcome, decode_by_payload
 from service.inference.iteration import IterationBatch, PayloadBatch

@@ -10,7 +10,7 @@ from typing import Any
 
 from service.batching import Job
 from service.engine.allocator import IdleRelease
-from service.engine.decoding.types import DecodeParams, decoding_to_json
+from service.engine.decoding.params import DecodeParams, decoding_to_json
 from service.engine.engine import Engine
 from service.inference.remote import RemoteBatch
 from tests.engine.conftest import SENTENCES, engine_for

@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from service.config import DEFAULT_MODEL
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest, level_keep_bias
 from service.text import device_confidence

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from service.api.http.dashboard import STATIC
 from service.api.http.device import RUNTIME, RUNTIME_DIR
 from service.config import DEFAULT_MODEL
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import Engine
 from service.engine.manifest import ModelManifest, level_keep_bias
 from service.text import device_confidence

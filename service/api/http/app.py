@@ -25,7 +25,7 @@ from service.api.http.correction import correction_router
 from service.api.http.dashboard import mount_dashboard
 from service.api.http.device import device_router
 from service.api.http.editor import mount_editor
-from service.api.http.errors import ROUTES, install_error_handlers
+from service.api.http.error_answers import ROUTES, install_error_handlers
 from service.api.http.experiments import experiments_router
 from service.api.http.feedback import feedback_router
 from service.api.http.front import mount_front

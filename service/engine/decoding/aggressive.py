@@ -22,7 +22,7 @@ import numpy as np
 
 from service.engine.decoding.alignment import Alignment
 from service.engine.decoding.continuous import ContinuousDecoder
-from service.engine.decoding.types import DecodeParams, DecodeResult, token_logprobs, top_gap
+from service.engine.decoding.params import DecodeParams, DecodeResult, token_logprobs, top_gap
 from service.engine.model import pad_rows
 
 CPU_PASS_COST = 16.0  # DecodeParams.pass_cost on a CPU, measured (README, Tuning)

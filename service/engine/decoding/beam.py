@@ -36,8 +36,8 @@ import numpy as np
 
 from service.engine.decoding.continuous import ContinuousDecoder
 from service.engine.decoding.diverse import GroupSearch, check_group_params
+from service.engine.decoding.params import DecodeParams, DecodeResult, Hypothesis
 from service.engine.decoding.ranking import Finished, Rules, best, log_softmax
-from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis
 from service.engine.model import Seq2SeqModel, StopCheck
 
 

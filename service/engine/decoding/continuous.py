@@ -23,7 +23,7 @@ from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 
-from service.engine.decoding.types import DecodeParams, DecodeResult, default_max_new_tokens
+from service.engine.decoding.params import DecodeParams, DecodeResult, default_max_new_tokens
 from service.engine.model import DecoderState, DecodingStoppedError, Seq2SeqModel, StopCheck, pad_rows
 
 

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from service.engine.decoding.params import DecodeParams, DecodeResult, Hypothesis
 from service.engine.decoding.ranking import Finished, Rules, best, log_softmax
-from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis
 
 UNREACHED = -1e9  # the starting score of a group's beams but its first
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from service.engine.decoding.alignment import Alignment
 from service.engine.decoding.continuous import ContinuousDecoder
-from service.engine.decoding.types import DecodeResult, token_logprobs, top_gap
+from service.engine.decoding.params import DecodeResult, token_logprobs, top_gap
 
 
 @dataclass

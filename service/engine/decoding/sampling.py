@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from service.engine.decoding.continuous import ContinuousDecoder
+from service.engine.decoding.params import DecodeParams, DecodeResult, Hypothesis
 from service.engine.decoding.ranking import log_softmax
-from service.engine.decoding.types import DecodeParams, DecodeResult, Hypothesis
 from service.engine.model import Seq2SeqModel, StopCheck
 
 

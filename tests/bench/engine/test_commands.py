@@ -9,7 +9,7 @@ import pytest
 from bench.engine import decoding, diversity, preprocess, rules
 from bench.engine.arrivals import arrival_times, references
 from bench.engine.decoding import load_sources
-from service.engine.decoding.types import DecodeParams
+from service.engine.decoding.params import DecodeParams
 from service.engine.engine import Engine
 from tests.conftest import FIXTURE_MODEL
 from tests.engine.conftest import SENTENCES

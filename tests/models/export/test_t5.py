@@ -26,7 +26,7 @@ from models.export.exporter import export  # noqa: E402
 from models.export.t5 import scales_output  # noqa: E402
 from models.export.verify import check_logits, greedy_agreement  # noqa: E402
 from models.fixture import clean_sentence, corrupt  # noqa: E402
-from service.engine.decoding.types import DecodeParams  # noqa: E402
+from service.engine.decoding.params import DecodeParams  # noqa: E402
 from service.engine.engine import Engine  # noqa: E402
 from service.engine.manifest import ModelManifest  # noqa: E402
 from tests.models.export.test_exporter import SAMPLES  # noqa: E402

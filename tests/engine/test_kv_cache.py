@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.engine.cache import CACHES
+from service.engine.kv_cache import CACHES
 
 L, H, DH = 2, 2, 3
 
