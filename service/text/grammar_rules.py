@@ -49,7 +49,9 @@ RULE_KINDS = {
             "agreement", 'a verb that does not agree with its subject ("We was", "My brother don\'t", "She like")', 0.9
         ),
         RuleKind(
-            "bare_verb", 'a modal or "didn\'t" followed by another form than the bare verb ("She can sings")', 0.9
+            "bare_verb",
+            'a modal or "did" followed by another form than the bare verb ("She can sings", "Did you saw")',
+            0.9,
         ),
         RuleKind("uncountable", 'an uncountable noun made plural ("informations")', 0.9),
         RuleKind("plural", 'a singular noun after a number word or quantifier ("two new chair")', 0.9),
@@ -310,8 +312,9 @@ _WANTS_BARE = {"didn't": "VBD", "did": "VBD", "doesn't": "VBZ", "does": "VBZ", "
 
 
 def _bare_verb(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
-    """ "She can sings", "didn't went", "Did you went": a modal or "do" followed by another form than the bare verb;
-    "did"/"does" only negated or opening a question (elsewhere they may be the main verb: "all you do becomes")."""
+    """ "She can sings", "didn't went", "Did you went", "Where did you saw": a modal or "do" followed by another form
+    than the bare verb; "did"/"does" only negated or opening a question, alone or after a question word (elsewhere
+    they may be the main verb: "all you do becomes")."""
     head = tokens[i].lower
     wrong = "VBZ" if head in _MODALS else _WANTS_BARE.get(head)
     if wrong is None or (i > 0 and tokens[i - 1].lower in _BEFORE_NOUN):
@@ -320,15 +323,47 @@ def _bare_verb(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     subject = i > 0 and tokens[i - 1].lower in _PRONOUNS  # "he must finishes": a verb, though also a noun
     if j < len(tokens) and tokens[j].lower == "not":
         j += 1
-    elif head in ("did", "does") and i == 0 and j < len(tokens) and tokens[j].lower in _PRONOUNS:
-        j, subject = j + 1, True  # "Did you went"
+    elif head in ("did", "does") and _opens_question(tokens, i) and j < len(tokens) and tokens[j].lower in _PRONOUNS:
+        j, subject = j + 1, True  # "Did you went", "Where did you went"
     elif head in ("did", "does"):
         return
-    if j < len(tokens) and tokens[j].text.islower() and _only_verb_tag(tokens[j].lower, wrong, subject):
+    if j < len(tokens) and tokens[j].text.islower():
         verb = tokens[j]
-        lemma = _lemmas(verb.lower)["VERB"][0]
-        if lemma != verb.lower:
+        lemma = _bare_form(verb.lower, wrong, subject)
+        if lemma is not None and lemma != verb.lower:
             yield _edit(verb, lemma, "bare_verb", (tokens[i].start, verb.end))
+
+
+_WH = _words("what where when why how who which")
+
+
+def _opens_question(tokens: list[_Token], i: int) -> bool:
+    """Whether ``tokens[i]`` opens the sentence, or follows a question word that does ("Where did you")."""
+    return i == 0 or (i == 1 and tokens[0].lower in _WH)
+
+
+_RARE_PAST_ZIPF = 3.0  # "sawed", "felled": a verb this rare in the past is not the one a writer meant after "did"
+
+
+def _bare_form(lower: str, wrong: str, subject: bool) -> str | None:
+    """The bare verb of ``lower`` where it is a verb's ``wrong`` form and no other (``_only_verb_tag``), or a past
+    form that is also the bare form of another, rarer verb ("saw": to saw, whose past "sawed" is rare; "fell"), which
+    after "did" and a subject is the past of the common one (a word more common than the verb it is the past of, as
+    "weed" is than "wee", is left alone). Left alone: such a form whose own verb is common ("found":
+    to found, "founded"; "lay": to lay, "laid"; "wound", "bore")."""
+    if _only_verb_tag(lower, wrong, subject):
+        return _lemmas(lower)["VERB"][0]
+    lemmas = _lemmas(lower)
+    verbs = lemmas.get("VERB", ())
+    if wrong != "VBD" or not subject or lower not in verbs or len(verbs) != 2 or set(lemmas) - {"VERB", "NOUN", "ADJ"}:
+        return None
+    common = next(v for v in verbs if v != lower)
+    past = _inflections(lower, "VERB").get("VBD", ())
+    if lower not in _inflections(common, "VERB").get("VBD", ()) or not past or zipf(past[0]) >= _RARE_PAST_ZIPF:
+        return None
+    if zipf(common) <= zipf(lower):
+        return None  # "did not weed": "wee" is rarer than "weed"
+    return common
 
 
 # -- "will" in a condition ------------------------------------------------------------------------------------------

@@ -57,6 +57,10 @@ FIXES = [
     ("Your welcome to stay with us.", "You're welcome to stay with us.", "there_their"),
     ("Your welcome!", "You're welcome!", "there_their"),
     ("I like there new house very much.", "I like their new house very much.", "there_their"),
+    ("Did you saw him?", "Did you see him?", "bare_verb"),  # "saw": also the bare form of a rare verb
+    ("I didn't saw the film.", "I didn't see the film.", "bare_verb"),
+    ("Did you fell down the stairs?", "Did you fall down the stairs?", "bare_verb"),
+    ("Where did you went yesterday?", "Where did you go yesterday?", "bare_verb"),  # after a question word
 ]
 
 
@@ -101,6 +105,8 @@ CORRECT = [
     "Their leaving upset me, and your coming helped.",  # a gerund as the subject
     "Thank you for your welcome to the team.",
     "Is there new evidence? We stayed there all day.",
+    "Did you found the company? Did you lay the table? Did it bore you?",  # verbs of their own: to found, lay, bore
+    "They did not weed the garden, and we bought a saw.",  # "weed": more common than "wee", whose past it is
 ]
 
 
@@ -125,6 +131,7 @@ WORDS = st.sampled_from(
         *("the", "the", "a", "an", "to", "I", "can", "sings", "didn't", "went", "two", "new", "chair", "many", "book"),
         *("more", "taller", "most", "cheapest", "informations", "advices", "and", ",", ".", "?", "she", "he", "did"),
         *("you", "we", "was", "have", "don't", "there", "is", "my", "brother", "cat", "run"),
+        *("saw", "why"),
     ]
 )
 SENTENCES = st.lists(WORDS, min_size=1, max_size=14).map(" ".join)
