@@ -49,7 +49,9 @@ RULE_KINDS = {
             "agreement", 'a verb that does not agree with its subject ("We was", "My brother don\'t", "She like")', 0.9
         ),
         RuleKind(
-            "bare_verb", 'a modal or "didn\'t" followed by another form than the bare verb ("She can sings")', 0.9
+            "bare_verb",
+            'a modal or "did" followed by another form than the bare verb ("She can sings", "Did you saw")',
+            0.9,
         ),
         RuleKind("uncountable", 'an uncountable noun made plural ("informations")', 0.9),
         RuleKind("plural", 'a singular noun after a number word or quantifier ("two new chair")', 0.9),
@@ -58,6 +60,10 @@ RULE_KINDS = {
         RuleKind(
             "there_their", 'their, there and they\'re, your and you\'re confused ("Their going", "there new car")', 0.9
         ),
+        RuleKind("explain_to", '"to" missing before the person after "explain" ("explain me the rules")', 0.9),
+        RuleKind("suggest_that", '"suggest" with an object and infinitive ("He suggested me to go")', 0.9),
+        RuleKind("look_forward", '"look forward to" before a bare verb ("I look forward to hear from you")', 0.9),
+        RuleKind("be_agree", '"agree" used as an adjective after "be" ("I am agree", "He is agree")', 0.9),
     )
 }
 """The rule kinds kept, each with the confidence its edits carry: the bar each met (``models.gec.rule_precision``)."""
@@ -310,8 +316,9 @@ _WANTS_BARE = {"didn't": "VBD", "did": "VBD", "doesn't": "VBZ", "does": "VBZ", "
 
 
 def _bare_verb(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
-    """ "She can sings", "didn't went", "Did you went": a modal or "do" followed by another form than the bare verb;
-    "did"/"does" only negated or opening a question (elsewhere they may be the main verb: "all you do becomes")."""
+    """ "She can sings", "didn't went", "Did you went", "Where did you saw": a modal or "do" followed by another form
+    than the bare verb; "did"/"does" only negated or opening a question, alone or after a question word (elsewhere
+    they may be the main verb: "all you do becomes")."""
     head = tokens[i].lower
     wrong = "VBZ" if head in _MODALS else _WANTS_BARE.get(head)
     if wrong is None or (i > 0 and tokens[i - 1].lower in _BEFORE_NOUN):
@@ -320,15 +327,47 @@ def _bare_verb(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     subject = i > 0 and tokens[i - 1].lower in _PRONOUNS  # "he must finishes": a verb, though also a noun
     if j < len(tokens) and tokens[j].lower == "not":
         j += 1
-    elif head in ("did", "does") and i == 0 and j < len(tokens) and tokens[j].lower in _PRONOUNS:
-        j, subject = j + 1, True  # "Did you went"
+    elif head in ("did", "does") and _opens_question(tokens, i) and j < len(tokens) and tokens[j].lower in _PRONOUNS:
+        j, subject = j + 1, True  # "Did you went", "Where did you went"
     elif head in ("did", "does"):
         return
-    if j < len(tokens) and tokens[j].text.islower() and _only_verb_tag(tokens[j].lower, wrong, subject):
+    if j < len(tokens) and tokens[j].text.islower():
         verb = tokens[j]
-        lemma = _lemmas(verb.lower)["VERB"][0]
-        if lemma != verb.lower:
+        lemma = _bare_form(verb.lower, wrong, subject)
+        if lemma is not None and lemma != verb.lower:
             yield _edit(verb, lemma, "bare_verb", (tokens[i].start, verb.end))
+
+
+_WH = _words("what where when why how who which")
+
+
+def _opens_question(tokens: list[_Token], i: int) -> bool:
+    """Whether ``tokens[i]`` opens the sentence, or follows a question word that does ("Where did you")."""
+    return i == 0 or (i == 1 and tokens[0].lower in _WH)
+
+
+_RARE_PAST_ZIPF = 3.0  # "sawed", "felled": a verb this rare in the past is not the one a writer meant after "did"
+
+
+def _bare_form(lower: str, wrong: str, subject: bool) -> str | None:
+    """The bare verb of ``lower`` where it is a verb's ``wrong`` form and no other (``_only_verb_tag``), or a past
+    form that is also the bare form of another, rarer verb ("saw": to saw, whose past "sawed" is rare; "fell"), which
+    after "did" and a subject is the past of the common one (a word more common than the verb it is the past of, as
+    "weed" is than "wee", is left alone). Left alone: such a form whose own verb is common ("found":
+    to found, "founded"; "lay": to lay, "laid"; "wound", "bore")."""
+    if _only_verb_tag(lower, wrong, subject):
+        return _lemmas(lower)["VERB"][0]
+    lemmas = _lemmas(lower)
+    verbs = lemmas.get("VERB", ())
+    if wrong != "VBD" or not subject or lower not in verbs or len(verbs) != 2 or set(lemmas) - {"VERB", "NOUN", "ADJ"}:
+        return None
+    common = next(v for v in verbs if v != lower)
+    past = _inflections(lower, "VERB").get("VBD", ())
+    if lower not in _inflections(common, "VERB").get("VBD", ()) or not past or zipf(past[0]) >= _RARE_PAST_ZIPF:
+        return None
+    if zipf(common) <= zipf(lower):
+        return None  # "did not weed": "wee" is rarer than "weed"
+    return common
 
 
 # -- "will" in a condition ------------------------------------------------------------------------------------------
@@ -449,6 +488,102 @@ def _comparative(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         yield RuleEdit(start, end, text[start:end], "", "comparative", (start, adjective.end))
 
 
+# -- verb patterns ----------------------------------------------------------------------------------------------------
+
+_OBJECTS = {"me": "I", "us": "we", "him": "he", "her": "she", "them": "they"}  # an object pronoun and its subject
+_SECOND_OBJECT = _words(
+    "the a an this these those that what why how who where when whether if everything something anything my your his"
+    " our their"
+)  # what opens a second object or a clause after the pronoun ("explained her the secret", "explain me why")
+_VERB_FOLLOWS = _words("me you him her us them it the a an this that these those my your his our their")
+
+
+def _forms(lemma: str) -> frozenset[str]:
+    """Every form of the verb ``lemma`` (lemminflect)."""
+    return frozenset(form for forms in _inflections(lemma, "VERB").values() for form in forms)
+
+
+_EXPLAIN, _SUGGEST, _LOOK = _forms("explain"), _forms("suggest"), _forms("look")
+
+
+def _explain_to(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "He explained me the rules", "Could you explain us why": "to" before the person "explain" is said to, an object
+    pronoun before a second object or a clause. Left alone: the pronoun as the thing explained ("explain her project",
+    "We always explained them.", "You cannot explain me away", "the doctor explained him to me")."""
+    if tokens[i].lower not in _EXPLAIN or i + 1 >= len(tokens):
+        return
+    pronoun = tokens[i + 1]
+    if pronoun.lower not in _OBJECTS or not pronoun.text.islower():  # a word in capitals: left alone
+        return
+    if i + 2 >= len(tokens) or tokens[i + 2].lower not in _SECOND_OBJECT:
+        return
+    yield _edit(pronoun, f"to {pronoun.lower}", "explain_to", (tokens[i].start, pronoun.end))
+
+
+def _suggest_that(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "He suggested me to see a doctor" -> "He suggested that I see a doctor": "suggest" takes no object and
+    infinitive; the person becomes the subject of a that-clause and the verb stays bare (the subjunctive). Left alone:
+    "be" and "have" ("suggested him to be the author": proposed that he was)."""
+    if tokens[i].lower not in _SUGGEST or i + 3 >= len(tokens):
+        return
+    pronoun, to, verb = tokens[i + 1], tokens[i + 2], tokens[i + 3]
+    if pronoun.lower not in _OBJECTS or to.lower != "to" or not verb.text.islower():
+        return
+    if "VB" not in _verb_tags(verb.lower) or verb.lower in _VERB_FOLLOWS | {"be", "have"}:
+        return  # "Some sources suggested her to be the same person": "suggest" as "put forward"
+    subject = _OBJECTS[pronoun.lower]
+    yield RuleEdit(pronoun.start, to.end, text[pronoun.start : to.end], f"that {subject}", "suggest_that",
+                   (tokens[i].start, verb.end))  # fmt: skip
+
+
+def _look_forward(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "I look forward to hear from you" -> "hearing": "look forward to" takes a gerund. The word after "to" must be
+    a bare verb that is no other part of speech, or one that is also a noun with an object after it ("to meet you",
+    not "to work": the place)."""
+    if tokens[i].lower not in _LOOK or i + 3 >= len(tokens):
+        return
+    if tokens[i + 1].lower != "forward" or tokens[i + 2].lower != "to":
+        return
+    verb = tokens[i + 3]
+    lemmas = _lemmas(verb.lower)
+    if not verb.text.islower() or verb.lower not in lemmas.get("VERB", ()) or len(lemmas["VERB"]) != 1:
+        return
+    others = set(lemmas) - {"VERB", "AUX"}
+    after = tokens[i + 4].lower if i + 4 < len(tokens) else ""
+    if (others and not (others == {"NOUN"} and after in _VERB_FOLLOWS)) or after in ("if", "whether"):
+        return  # "look forward to see if": to look ahead, to see
+    gerund = _inflections(verb.lower, "VERB").get("VBG", ())
+    if gerund:
+        yield _edit(verb, gerund[0], "look_forward", (tokens[i].start, verb.end))
+
+
+_APOSTROPHE = re.compile("['’]")
+_BE_AGREE = {"am": "agree", "are": "agree", "is": "agrees", "i'm": "agree", "we're": "agree", "you're": "agree",
+             "they're": "agree", "he's": "agrees", "she's": "agrees", "it's": "agrees"}  # fmt: skip
+
+
+def _be_agree(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "I am agree", "I'm agree", "He is not agree": "agree" is a verb, not an adjective: "be" deleted and "agree"
+    agreeing with the subject ("He agrees"), or "not" with "do" ("He does not agree"). "am", "is" and "are" only after
+    a word (not "Is agree a verb?"); a contraction only of a pronoun ("Let's agree" is right)."""
+    be = tokens[i]
+    form = _BE_AGREE.get(be.lower)
+    contracted = "'" in be.lower  # "I'm" is one token
+    if form is None or i + 1 >= len(tokens) or (not contracted and (i == 0 or not tokens[i - 1].is_word)):
+        return
+    j = i + 1
+    negated = tokens[j].lower == "not"
+    j += negated
+    if j >= len(tokens) or tokens[j].lower != "agree" or not tokens[j].text.islower():
+        return
+    if negated:
+        form = "does not agree" if form == "agrees" else "do not agree"
+    subject = _APOSTROPHE.split(be.text)[0]
+    replacement = f"{subject} {form}" if contracted else form
+    context = (tokens[i - 1].start if i > 0 and not contracted else be.start, tokens[j].end)
+    yield RuleEdit(be.start, tokens[j].end, text[be.start : tokens[j].end], replacement, "be_agree", context)
+
+
 Rule = Callable[[str, list[_Token], int], Iterator[RuleEdit]]
 
 _RULES: tuple[Rule, ...] = (
@@ -464,6 +599,10 @@ _RULES: tuple[Rule, ...] = (
     _comparative,
     _conditional,
     _there_their,
+    _explain_to,
+    _suggest_that,
+    _look_forward,
+    _be_agree,
 )
 
 

@@ -57,6 +57,25 @@ FIXES = [
     ("Your welcome to stay with us.", "You're welcome to stay with us.", "there_their"),
     ("Your welcome!", "You're welcome!", "there_their"),
     ("I like there new house very much.", "I like their new house very much.", "there_their"),
+    ("Did you saw him?", "Did you see him?", "bare_verb"),  # "saw": also the bare form of a rare verb
+    ("I didn't saw the film.", "I didn't see the film.", "bare_verb"),
+    ("Did you fell down the stairs?", "Did you fall down the stairs?", "bare_verb"),
+    ("Where did you went yesterday?", "Where did you go yesterday?", "bare_verb"),  # after a question word
+    ("Can you explain me the problem?", "Can you explain to me the problem?", "explain_to"),
+    ("She explained him the rules of the game.", "She explained to him the rules of the game.", "explain_to"),
+    ("Could you explain us why it was closed?", "Could you explain to us why it was closed?", "explain_to"),
+    ("He explained her that he was leaving.", "He explained to her that he was leaving.", "explain_to"),
+    ("He suggested me to go to the doctor.", "He suggested that I go to the doctor.", "suggest_that"),
+    ("They suggest him to apply early.", "They suggest that he apply early.", "suggest_that"),
+    ("I look forward to hear from you.", "I look forward to hearing from you.", "look_forward"),
+    ("I'm looking forward to see you soon.", "I'm looking forward to seeing you soon.", "look_forward"),
+    ("We looked forward to meet them.", "We looked forward to meeting them.", "look_forward"),  # "meet": a noun too
+    ("She looks forward to be there.", "She looks forward to being there.", "look_forward"),
+    ("I am agree with you.", "I agree with you.", "be_agree"),
+    ("I'm agree with you.", "I agree with you.", "be_agree"),
+    ("He is agree with me.", "He agrees with me.", "be_agree"),
+    ("Some people are not agree with it.", "Some people do not agree with it.", "be_agree"),
+    ("She's not agree with us.", "She does not agree with us.", "be_agree"),
 ]
 
 
@@ -101,11 +120,36 @@ CORRECT = [
     "Their leaving upset me, and your coming helped.",  # a gerund as the subject
     "Thank you for your welcome to the team.",
     "Is there new evidence? We stayed there all day.",
+    "Did you found the company? Did you lay the table? Did it bore you?",  # verbs of their own: to found, lay, bore
+    "They did not weed the garden, and we bought a saw.",  # "weed": more common than "wee", whose past it is
+    "You cannot explain me away, and the doctor explained him to me.",  # the pronoun is what is explained
+    "She started to explain her project, and we always explained them.",  # "her": a possessive; "them": the things
+    "Can you explain the meaning to me?",
+    "Some sources suggested him to be the author.",  # "suggest" as "put forward"
+    "He suggested to me that we leave, and she suggested it to them.",
+    "I look forward to it, and to your reply, and to the work.",  # "to" a noun phrase
+    "We must look forward to see if the trend holds.",  # to look ahead, to see
+    "I am looking forward to hearing from you.",
+    "I agree, we agreed, and it is agreed. Let's agree. Is agree a verb?",
+    "She is married with two children.",
 ]
 
 
 @pytest.mark.parametrize("text", CORRECT)
 def test_correct_english_is_left_alone(text: str) -> None:
+    assert find_rule_edits(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We discussed about the plan.",  # 14 of 16 training pairs' edits found: under the bar (docs/quality.md)
+        "She is married with a man from Spain.",  # 3 of 4
+        "I would like to emphasize on the fact.",  # the NUCLE references keep it as written about a third of the time
+        "Three words that describe me are these.",  # "describe me": the person described
+    ],
+)
+def test_the_verb_patterns_left_out_are_left_to_the_model(text: str) -> None:
     assert find_rule_edits(text) == []
 
 
@@ -125,6 +169,7 @@ WORDS = st.sampled_from(
         *("the", "the", "a", "an", "to", "I", "can", "sings", "didn't", "went", "two", "new", "chair", "many", "book"),
         *("more", "taller", "most", "cheapest", "informations", "advices", "and", ",", ".", "?", "she", "he", "did"),
         *("you", "we", "was", "have", "don't", "there", "is", "my", "brother", "cat", "run"),
+        *("explain", "me", "him", "suggested", "look", "forward", "hear", "am", "I'm", "agree", "not", "saw", "why"),
     ]
 )
 SENTENCES = st.lists(WORDS, min_size=1, max_size=14).map(" ".join)
