@@ -63,6 +63,11 @@ RULE_KINDS = {
         RuleKind("explain_to", '"to" missing before the person after "explain" ("explain me the rules")', 0.9),
         RuleKind("suggest_that", '"suggest" with an object and infinitive ("He suggested me to go")', 0.9),
         RuleKind("look_forward", '"look forward to" before a bare verb ("I look forward to hear from you")', 0.9),
+        RuleKind(
+            "past_time",
+            'a present verb after a past time opening the sentence ("Yesterday I go", "Last week we visit")',
+            0.9,
+        ),
         RuleKind("be_agree", '"agree" used as an adjective after "be" ("I am agree", "He is agree")', 0.9),
     )
 }
@@ -247,9 +252,9 @@ _POSSESSIVES = _words("my his her our your their the")
 
 
 def _past_sentence(tokens: list[_Token]) -> bool:
-    """Whether the sentence tells of the past (a past form that is no bare verb, or was/were/did/had): there a
-    wrong present ("he have") more often wants the past than agreement."""
-    return any(
+    """Whether the sentence tells of the past (a past time opening it, a past form that is no bare verb, or
+    was/were/did/had): there a wrong present ("he have") more often wants the past than agreement."""
+    return _past_opening(tokens) is not None or any(
         t.lower in ("was", "were", "did", "had", "didn't")
         or (_has_tag(t.lower, "VERB", "VBD") and not _has_tag(t.lower, "VERB", "VB"))
         for t in tokens
@@ -488,6 +493,50 @@ def _comparative(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         yield RuleEdit(start, end, text[start:end], "", "comparative", (start, adjective.end))
 
 
+# -- a past time opening the sentence -------------------------------------------------------------------------------
+
+_LAST = _words(
+    "night week weekend month year summer winter spring autumn time monday tuesday wednesday thursday friday saturday"
+    " sunday"
+)  # "Last week", "Last Sunday"
+_AGO_COUNT = _NUMBERS | _words("a an one several many some few")  # "Two days ago", "A week ago", "3 years ago"
+_AGO_UNIT = _words("day days week weeks month months year years")
+
+
+def _past_opening(tokens: list[_Token]) -> int | None:
+    """Where the sentence goes on after a past time that opens it ("Yesterday", "Last week", "Two days ago", and a
+    comma after it); None where no past time opens it."""
+    words = [t.lower for t in tokens[:3]]
+    if words[:1] == ["yesterday"]:
+        j = 1
+    elif words[:1] == ["last"] and words[1:2] and words[1] in _LAST:
+        j = 2
+    elif len(words) == 3 and (words[0] in _AGO_COUNT or words[0].isdigit()) and words[1] in _AGO_UNIT:
+        j = 3 if words[2] == "ago" else 0
+    else:
+        return None
+    if not j:
+        return None
+    return j + 1 if j < len(tokens) and tokens[j].text == "," else j
+
+
+def _past_time(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
+    """ "Yesterday I go to the park", "Last week we visit our grandmother", "Two days ago she buys a car": a past time
+    opening the sentence, a pronoun subject, then a full verb's present form: its past. Left alone: "be", "have",
+    "do" and modals, a verb that is also a past form ("put"), and a verb before "be" or "not"."""
+    if i != 0:
+        return
+    j = _past_opening(tokens)
+    if j is None or j + 1 >= len(tokens) or tokens[j].lower not in _PRONOUNS or not tokens[j + 1].text.islower():
+        return
+    verb = tokens[j + 1]
+    lemma = _lemmas(verb.lower).get("VERB", ("",))[0]
+    present = _present_plain(verb.lower) or (_verb_tags(verb.lower) == {"VBZ"} and _present_plain(lemma))
+    past = _inflections(lemma, "VERB").get("VBD", ()) if present else ()
+    if past and (j + 2 >= len(tokens) or tokens[j + 2].lower not in _NOT_AFTER_VERB):
+        yield _edit(verb, past[0], "past_time", (tokens[0].start, verb.end))
+
+
 # -- verb patterns ----------------------------------------------------------------------------------------------------
 
 _OBJECTS = {"me": "I", "us": "we", "him": "he", "her": "she", "them": "they"}  # an object pronoun and its subject
@@ -599,6 +648,7 @@ _RULES: tuple[Rule, ...] = (
     _comparative,
     _conditional,
     _there_their,
+    _past_time,
     _explain_to,
     _suggest_that,
     _look_forward,

@@ -76,6 +76,11 @@ FIXES = [
     ("He is agree with me.", "He agrees with me.", "be_agree"),
     ("Some people are not agree with it.", "Some people do not agree with it.", "be_agree"),
     ("She's not agree with us.", "She does not agree with us.", "be_agree"),
+    ("Yesterday I go to the park.", "Yesterday I went to the park.", "past_time"),
+    ("Last week we visit our grandmother.", "Last week we visited our grandmother.", "past_time"),
+    ("Yesterday, she buys a car.", "Yesterday, she bought a car.", "past_time"),  # not the agreement's "buys"
+    ("Two days ago I meet him.", "Two days ago I met him.", "past_time"),
+    ("3 years ago they move here.", "3 years ago they moved here.", "past_time"),
 ]
 
 
@@ -132,6 +137,12 @@ CORRECT = [
     "I am looking forward to hearing from you.",
     "I agree, we agreed, and it is agreed. Let's agree. Is agree a verb?",
     "She is married with two children.",
+    "Yesterday I was ill, and yesterday is gone.",  # "be"; "yesterday" not opening the sentence
+    "Yesterday I put it there.",  # a past form written like the present
+    "Last week we have been busy.",  # "have"
+    "Last of all we go home.",  # no past time
+    "Two days later we leave.",
+    "Yesterday, she said that she likes it.",  # the present in reported speech
 ]
 
 
