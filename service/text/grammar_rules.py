@@ -32,11 +32,13 @@ __all__ = ["RULE_KINDS", "RuleEdit", "RuleKind", "find_rule_edits"]
 
 @dataclass(frozen=True)
 class RuleKind:
-    """One class of rule: what it corrects and its measured precision, the confidence its edits carry."""
+    """One class of rule: what it corrects and its measured precision, the confidence its edits carry; ``over_model``:
+    where the model changes the very word the rule changes, the rule's edit stands (``units.with_rules``)."""
 
     name: str
     description: str
     confidence: float
+    over_model: bool = False
 
 
 RULE_KINDS = {
@@ -46,7 +48,10 @@ RULE_KINDS = {
         RuleKind("a_an", 'the indefinite article that does not fit the sound after it ("a umbrella", "an very")', 0.9),
         RuleKind("capital", "a sentence of five tokens or more that starts in lowercase", 0.9),
         RuleKind(
-            "agreement", 'a verb that does not agree with its subject ("We was", "My brother don\'t", "She like")', 0.9
+            "agreement",
+            'a verb that does not agree with its subject ("We was", "My brother don\'t", "She like")',
+            0.9,
+            over_model=True,  # the model's tense for it, with no past in the sentence: "He go to school" -> "went"
         ),
         RuleKind(
             "bare_verb",
@@ -230,7 +235,7 @@ def _article(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         return
     lemmas = set(_lemmas(lower))
     plural = _has_tag(lower, "NOUN", "NNS") and not _has_tag(lower, "NOUN", "NN") and "ADJ" not in lemmas
-    if not lemmas or not lemmas <= {"NOUN", "ADJ", "ADV"} or plural:
+    if not lemmas & {"NOUN", "ADJ", "ADV"} or not lemmas <= {"NOUN", "ADJ", "ADV", "VERB"} or plural:
         return
     wanted = _article_for(lower)
     if wanted == article.lower or (article.lower == "an" and lower.startswith("h")):
@@ -300,7 +305,8 @@ def _noun_subject(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         return
     noun, verb = tokens[i + 1], tokens[i + 2]
     singular = _has_tag(noun.lower, "NOUN", "NN") and not _has_tag(noun.lower, "NOUN", "NNS")
-    if verb.lower == "don't" and set(_lemmas(noun.lower)) == {"NOUN"} and singular and not _past_sentence(tokens):
+    noun_reading = {"NOUN"} <= set(_lemmas(noun.lower)) <= {"NOUN", "VERB"}  # after a possessive: "my father"
+    if verb.lower == "don't" and noun_reading and singular and not _past_sentence(tokens):
         yield _edit(verb, "doesn't", "agreement", (tokens[i].start, verb.end))
 
 
@@ -486,7 +492,9 @@ def _comparative(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         return
     adjective = tokens[i + 1]
     lemmas = _lemmas(adjective.lower)
-    if set(lemmas) != {"ADJ"} or not _has_tag(adjective.lower, "ADJ", "JJR" if head == "more" else "JJS"):
+    if not {"ADJ"} <= set(lemmas) <= {"ADJ", "ADV"} or not _has_tag(
+        adjective.lower, "ADJ", "JJR" if head == "more" else "JJS"
+    ):
         return
     if adjective.lower not in _inflections(lemmas["ADJ"][0], "ADJ").get("JJ", ()):
         start, end = tokens[i].start, adjective.start

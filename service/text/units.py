@@ -221,9 +221,9 @@ def with_rules(
     """``corrected`` (the model's output for ``unit``; None: the guard dropped it) with the rule stage's edits
     (``service.text.grammar_rules``) that no edit of the model touches, and the confidence of each rule edit by its
     key on the unit's view. Where the model changes a word a rule read, the model's edit stands and the rule's is
-    dropped, unless the model's edit is one of ``held`` (the threshold holds it back): then the rule's edit stands
-    and the model's is left out. Where both make the same edit, it is one edit. Text the model does not read gets
-    no rule edit."""
+    dropped, unless the model's edit is one of ``held`` (the threshold holds it back), or changes the very word the
+    rule changes where the rule's kind is ``over_model``: then the rule's edit stands and the model's is left out.
+    Where both make the same edit, it is one edit. Text the model does not read gets no rule edit."""
     view = unit.normalized.text
     output = view if corrected is None else corrected
     if not unit.decoded_by_model:
@@ -239,19 +239,21 @@ def with_rules(
     taken: list[Edit] = []
     confidences: dict[Key, float] = {}
     for rule in rules:
+        kind = RULE_KINDS[rule.kind]
         own = extract_edits(view, apply_edits(view, [Edit(rule.start, rule.end, rule.original, rule.replacement)]))
         keys = {_key(e) for e in own}
         if keys <= made:
-            confidences.update(dict.fromkeys(keys, RULE_KINDS[rule.kind].confidence))
+            confidences.update(dict.fromkeys(keys, kind.confidence))
             continue
         start, end = min(e.start for e in own), max(e.end for e in own)
         lo, hi = min(rule.context[0], start), max(rule.context[1], end)
         read = [e for e in model_edits if _overlaps(e, lo, hi)]
-        if any(_key(e) not in held for e in read) or any(_overlaps(e, start, end) for e in taken):
+        overruled = {_key(e) for e in read if kind.over_model and e.start < end and e.end > start}  # the rule's word
+        if any(_key(e) not in held | overruled for e in read) or any(_overlaps(e, start, end) for e in taken):
             continue  # the model changed what the rule read; or another rule's edit touches this one
         model_edits = [e for e in model_edits if e not in read]
         taken += own
-        confidences.update(dict.fromkeys(keys, RULE_KINDS[rule.kind].confidence))
+        confidences.update(dict.fromkeys(keys, kind.confidence))
     if not taken:
         return output, confidences
     return apply_edits(view, sorted([*model_edits, *taken], key=lambda e: (e.start, e.end))), confidences

@@ -81,6 +81,9 @@ FIXES = [
     ("Yesterday, she buys a car.", "Yesterday, she bought a car.", "past_time"),  # not the agreement's "buys"
     ("Two days ago I meet him.", "Two days ago I met him.", "past_time"),
     ("3 years ago they move here.", "3 years ago they moved here.", "past_time"),
+    ("I ate a egg.", "I ate an egg.", "a_an"),  # a noun that is also a verb ("to egg on")
+    ("My father don't work on Sundays.", "My father doesn't work on Sundays.", "agreement"),  # "to father"
+    ("The most easiest way is this.", "The easiest way is this.", "comparative"),  # "easiest": also an adverb
 ]
 
 
@@ -239,6 +242,16 @@ def test_the_rules_correct_what_the_model_leaves_and_yield_where_it_changes_what
     assert [e.category for e in alone.edits] == ["R:VERB:FORM", "R:NOUN:NUM"]
     model = assemble(paragraph, [unit], ["She can dance and we have two new chair."])  # the model rewrote "sings"
     assert model.text == "She can dance and we have two new chairs."
+
+
+def test_agreement_stands_over_the_model_s_other_form_of_its_verb_and_yields_elsewhere() -> None:
+    paragraph = "He go to school every day."
+    (unit,) = plan_units(paragraph, CHARS, 100)
+    tense = assemble(paragraph, [unit], ["He went to school every day."])  # the model's tense, with no past about
+    assert tense.text == "He goes to school every day." and [e.replacement for e in tense.edits] == ["goes"]
+    around = assemble(paragraph, [unit], ["They go to school every day."])  # the model changed what the rule read
+    assert around.text == "They go to school every day."
+    assert not RULE_KINDS["bare_verb"].over_model  # "She can dance" for "She can sings" stands (above)
 
 
 def test_a_model_edit_the_threshold_holds_back_does_not_hold_back_the_rule_s_edit_it_overrode() -> None:

@@ -151,11 +151,11 @@ def test_characters_the_model_cannot_write_are_never_edited(paragraph: str, data
 def test_special_token_spellings_are_never_edited() -> None:
     """The model rewrites ``</s>`` (to ``_/s>``, say): that edit is dropped, the others are kept, and
     so is an insertion next to a spelling; one inside it is dropped."""
-    paragraph = "He go to school </s> every days. They is <pad> happy.\n<s>We go home."
+    paragraph = "I go to school </s> every days. They is <pad> happy.\n<s>We go home."
     units = plan_units(paragraph, CHARS, 100)
-    outputs = ["He went to school _/s> every day.", "They are <pad> very happy.", "The <s>We went home."]
+    outputs = ["I went to school _/s> every day.", "They are <pad> very happy.", "The <s>We went home."]
     assembled = assemble(paragraph, units, outputs)
-    assert assembled.text == "He went to school </s> every day. They are <pad> very happy.\nThe <s>We went home."
+    assert assembled.text == "I went to school </s> every day. They are <pad> very happy.\nThe <s>We went home."
     assert [(e.original, e.replacement) for e in assembled.edits] == [
         ("go", "went"),
         ("days", "day"),
