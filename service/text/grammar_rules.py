@@ -311,12 +311,40 @@ def _noun_subject(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
 
 
 def _there_is(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
-    """ "There is many people": "there is/was" before a number word or quantifier and a word."""
-    if i + 3 >= len(tokens) or tokens[i].lower != "there" or tokens[i + 1].lower not in ("is", "was"):
+    """ "There is many people", "There is a lot of cars": "there is/was" before a number word or quantifier and a
+    word, or before "a lot of"/"lots of" and a plural noun; "There are a problem": "there are" before "a"/"an", perhaps
+    an adjective, and a singular noun that no "of", "and" or "or" follows ("There are a lot of", "a number of" stand;
+    not "were": "if there were a God" is a wish)."""
+    if i + 3 >= len(tokens) or tokens[i].lower != "there" or tokens[i + 1].lower not in ("is", "was", "are"):
         return
-    if tokens[i + 2].lower in _NUMBERS | _QUANTIFIERS and tokens[i + 3].is_word:
-        replacement = "are" if tokens[i + 1].lower == "is" else "were"
-        yield _edit(tokens[i + 1], replacement, "agreement", (tokens[i].start, tokens[i + 3].end))
+    verb, words = tokens[i + 1], [t.lower for t in tokens[i + 2 : i + 6]]
+    if verb.lower in ("is", "was"):
+        if words[0] in _NUMBERS | _QUANTIFIERS and tokens[i + 3].is_word:
+            end = tokens[i + 3].end
+        elif (words[:3] == ["a", "lot", "of"] or words[:2] == ["lots", "of"]) and len(words) > 2 + (words[0] == "a"):
+            noun = words[2 + (words[0] == "a")]
+            plural = noun == "people" or (_has_tag(noun, "NOUN", "NNS") and not _has_tag(noun, "NOUN", "NN"))
+            if not plural or noun in _UNCOUNTABLE:
+                return  # "There is a lot of water", "lots of news"
+            end = tokens[i + 4 + (words[0] == "a")].end
+        else:
+            return
+        yield _edit(verb, "are" if verb.lower == "is" else "were", "agreement", (tokens[i].start, end))
+    elif verb.lower == "are" and words[0] in ("a", "an") and words[1] not in _NOT_ONE:  # "if there were a": a wish
+        j = i + 3 + (len(words) > 2 and set(_lemmas(words[1])) == {"ADJ"})  # "a big problem"
+        after = tokens[j + 1].lower if j + 1 < len(tokens) else ""
+        if j >= len(tokens) or tokens[j].lower in _NOT_ONE or after in ("of", "and", "or"):
+            return  # "There are a number of", "There are a man and a woman": agreement with both
+        lemmas = set(_lemmas(tokens[j].lower))
+        singular = not _has_tag(tokens[j].lower, "NOUN", "NNS") and tokens[j].text.islower()  # not "a Sir Samuel"
+        if "NOUN" in lemmas and lemmas <= {"NOUN", "VERB"} and singular:
+            yield _edit(verb, "is", "agreement", (tokens[i].start, tokens[j].end))
+
+
+_NOT_ONE = _words(
+    "lot lots few number couple variety range bunch dozen hundred thousand million billion series pair total host"
+    " handful majority minority great good many"
+)  # after "a", a count of many: "There are a few", "There are a dozen"
 
 
 # -- bare verbs after modals and "do" ---------------------------------------------------------------------------------

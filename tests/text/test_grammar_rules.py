@@ -84,6 +84,9 @@ FIXES = [
     ("I ate a egg.", "I ate an egg.", "a_an"),  # a noun that is also a verb ("to egg on")
     ("My father don't work on Sundays.", "My father doesn't work on Sundays.", "agreement"),  # "to father"
     ("The most easiest way is this.", "The easiest way is this.", "comparative"),  # "easiest": also an adverb
+    ("There is a lot of people here.", "There are a lot of people here.", "agreement"),
+    ("There was lots of cars.", "There were lots of cars.", "agreement"),
+    ("There are a big problem with it.", "There is a big problem with it.", "agreement"),
 ]
 
 
@@ -146,6 +149,10 @@ CORRECT = [
     "Last of all we go home.",  # no past time
     "Two days later we leave.",
     "Yesterday, she said that she likes it.",  # the present in reported speech
+    "There is a lot of water, there was lots of news and there is a lot of data.",  # not plural
+    "There are a few cars, there are a number of them and there are a great many.",  # a count of many
+    "There are a man and a woman, and there are a Sir John and a Lady Ann.",  # both; a name
+    "If there were a train, there would be a lot of people.",  # a wish
 ]
 
 
