@@ -310,6 +310,12 @@ def _noun_subject(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         yield _edit(verb, "doesn't", "agreement", (tokens[i].start, verb.end))
 
 
+_NOT_ONE = _words(
+    "lot lots few number couple variety range bunch dozen hundred thousand million billion series pair total host"
+    " handful majority minority great good many"
+)  # after "a", a count of many: "There are a few", "There are a dozen"
+
+
 def _there_is(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     """ "There is many people", "There is a lot of cars": "there is/was" before a number word or quantifier and a
     word, or before "a lot of"/"lots of" and a plural noun; "There are a problem": "there are" before "a"/"an", perhaps
@@ -321,12 +327,13 @@ def _there_is(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     if verb.lower in ("is", "was"):
         if words[0] in _NUMBERS | _QUANTIFIERS and tokens[i + 3].is_word:
             end = tokens[i + 3].end
-        elif (words[:3] == ["a", "lot", "of"] or words[:2] == ["lots", "of"]) and len(words) > 2 + (words[0] == "a"):
-            noun = words[2 + (words[0] == "a")]
+        elif words[:3] == ["a", "lot", "of"] or words[:2] == ["lots", "of"]:
+            at = 3 if words[0] == "a" else 2  # the noun, after "a lot of" or "lots of"
+            noun = words[at] if at < len(words) else ""
             plural = noun == "people" or (_has_tag(noun, "NOUN", "NNS") and not _has_tag(noun, "NOUN", "NN"))
             if not plural or noun in _UNCOUNTABLE:
                 return  # "There is a lot of water", "lots of news"
-            end = tokens[i + 4 + (words[0] == "a")].end
+            end = tokens[i + 2 + at].end
         else:
             return
         yield _edit(verb, "are" if verb.lower == "is" else "were", "agreement", (tokens[i].start, end))
@@ -339,12 +346,6 @@ def _there_is(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         singular = not _has_tag(tokens[j].lower, "NOUN", "NNS") and tokens[j].text.islower()  # not "a Sir Samuel"
         if "NOUN" in lemmas and lemmas <= {"NOUN", "VERB"} and singular:
             yield _edit(verb, "is", "agreement", (tokens[i].start, tokens[j].end))
-
-
-_NOT_ONE = _words(
-    "lot lots few number couple variety range bunch dozen hundred thousand million billion series pair total host"
-    " handful majority minority great good many"
-)  # after "a", a count of many: "There are a few", "There are a dozen"
 
 
 # -- bare verbs after modals and "do" ---------------------------------------------------------------------------------
@@ -542,16 +543,14 @@ _AGO_UNIT = _words("day days week weeks month months year years")
 def _past_opening(tokens: list[_Token]) -> int | None:
     """Where the sentence goes on after a past time that opens it ("Yesterday", "Last week", "Two days ago", and a
     comma after it); None where no past time opens it."""
-    words = [t.lower for t in tokens[:3]]
-    if words[:1] == ["yesterday"]:
+    words = [t.lower for t in tokens[:3]] + ["", "", ""]
+    if words[0] == "yesterday":
         j = 1
-    elif words[:1] == ["last"] and words[1:2] and words[1] in _LAST:
+    elif words[0] == "last" and words[1] in _LAST:
         j = 2
-    elif len(words) == 3 and (words[0] in _AGO_COUNT or words[0].isdigit()) and words[1] in _AGO_UNIT:
-        j = 3 if words[2] == "ago" else 0
+    elif (words[0] in _AGO_COUNT or words[0].isdigit()) and words[1] in _AGO_UNIT and words[2] == "ago":
+        j = 3
     else:
-        return None
-    if not j:
         return None
     return j + 1 if j < len(tokens) and tokens[j].text == "," else j
 

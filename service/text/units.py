@@ -248,7 +248,7 @@ def with_rules(
         start, end = min(e.start for e in own), max(e.end for e in own)
         lo, hi = min(rule.context[0], start), max(rule.context[1], end)
         read = [e for e in model_edits if _overlaps(e, lo, hi)]
-        overruled = {_key(e) for e in read if kind.over_model and e.start < end and e.end > start}  # the rule's word
+        overruled = {_key(e) for e in read if e.start < end and e.end > start} if kind.over_model else set()
         if any(_key(e) not in held | overruled for e in read) or any(_overlaps(e, start, end) for e in taken):
             continue  # the model changed what the rule read; or another rule's edit touches this one
         model_edits = [e for e in model_edits if e not in read]
