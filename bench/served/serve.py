@@ -13,8 +13,10 @@ measure decoding rather than the cache. ``--spawn MODEL`` starts ``gecserve serv
 with the cache off (other ``GECSERVE_*`` variables pass through), runs, and stops it. Prints
 p50/p95/p99 latency and throughput per backend and concurrency, with the server's CPU milliseconds per answered
 request (``cpu_ms_per_req``: the process's and its children's user + system time over the run, with ``--spawn`` or
-``--server-pid``; ``client_cpu_ms_per_req``, the load generator's own, which shares the machine) and its event
-loop's mean lag over the run (``loop_lag_mean_ms``, from its ``/metrics``).
+``--server-pid``; ``client_cpu_ms_per_req``, the load generator's own, which shares the machine), split into
+the decoding threads' (``decoding_cpu_ms_per_req``, from ``gecserve_decoding_cpu_seconds_total``) and the rest, the
+gateway's own (``gateway_cpu_ms_per_req``: HTTP, validation, preprocessing, the review, the edits, metrics and
+logging), and its event loop's mean lag over the run (``loop_lag_mean_ms``); both read from its ``/metrics``.
 ``--peer-ct2 HF_DIR`` also starts ``bench/served/peer_server.py`` (FastAPI + uvicorn, Bling Fire, CTranslate2 int8
 greedy on the same weights, made by ``make runs/gec-default-hf``) on a free port and runs the same loop against it
 at each concurrency, after the service's backends and on the lines the first of them read: rows ``fastapi+ct2``, and
@@ -55,6 +57,7 @@ COLUMNS = [
     "errors",
     "req_per_s",
     "cpu_ms_per_req",
+    "gateway_cpu_ms_per_req",
     "client_cpu_ms_per_req",
     "client_processes",
     "loop_lag_mean_ms",
@@ -64,6 +67,7 @@ COLUMNS = [
     "p99_ms",
 ]
 LOOP_LAG = "gecserve_event_loop_lag_distribution_seconds"  # the server's histogram of its event loop's lag
+DECODING_CPU = "gecserve_decoding_cpu_seconds"  # the server's counter of its decoding threads' CPU time, per queue
 PEER = "fastapi+ct2"  # the backend column of the peer's rows
 
 
@@ -82,12 +86,12 @@ async def closed_loop(
     The row has the client's latency percentiles and the mean of each stage the server timed; each
     successful request's latency (seconds) is also appended to ``latencies`` when given. With ``cpu`` (the
     server's CPU seconds so far) the row has the server's CPU milliseconds per answered request; from a server
-    that exports ``gecserve_event_loop_lag_distribution_seconds``, the loop's mean lag over the run. With
+    that exports them, its decoding threads' share of it and the loop's mean lag over the run. With
     ``clients``, the clients are spread over its processes (``ClientProcesses.run``); else they share this one."""
     latencies = [] if latencies is None else latencies
     first = len(latencies)
     cpu_before = cpu() if cpu is not None else 0.0
-    lag_before = await _loop_lag(url)
+    before = await server_readings(url)
     if clients is None:
         load = await _send(url, lines, backend, concurrency, requests, progress)
     else:
@@ -95,7 +99,8 @@ async def closed_loop(
     latencies += load.latencies
     answered = len(load.latencies)
     cpu_ms = 1000 * (cpu() - cpu_before) / answered if cpu is not None and answered else None
-    lag_ms = loop_lag_ms(lag_before, await _loop_lag(url))
+    after = await server_readings(url)
+    decoding_ms = 1000 * (after.decoding_cpu_s - before.decoding_cpu_s) / answered if answered else 0.0
     return {
         "backend": backend,
         "concurrency": concurrency,
@@ -105,9 +110,11 @@ async def closed_loop(
         "error_codes": load.errors,
         "req_per_s": answered / load.elapsed_s,
         "cpu_ms_per_req": cpu_ms,
+        "decoding_cpu_ms_per_req": decoding_ms if cpu_ms is not None and after.exported else None,
+        "gateway_cpu_ms_per_req": cpu_ms - decoding_ms if cpu_ms is not None and after.exported else None,
         "client_cpu_ms_per_req": 1000 * load.cpu_s / max(1, answered),
         "client_processes": 1 if clients is None else min(clients.processes, concurrency),
-        "loop_lag_mean_ms": lag_ms,
+        "loop_lag_mean_ms": loop_lag_ms(before, after),
         **latency_summary(latencies[first:]),
         "server_stages_ms": {stage: total / max(1, answered) for stage, total in load.stages.items()},
     }
@@ -218,29 +225,44 @@ def _part(loop_args: tuple[str, list[str], str | None, int, int], start_at: floa
     return load, time.time()
 
 
-async def _loop_lag(url: str) -> tuple[float, float]:
-    """The server's loop lag histogram now: (sum of the lags in seconds, their count); (0, 0) when it has none."""
+@dataclass(frozen=True)
+class ServerReadings:
+    """What the server's ``/metrics`` said at one moment: its loop lag histogram's sum (seconds) and count, and its
+    decoding threads' CPU seconds over every queue; ``exported`` False when it has no such series (the peer)."""
+
+    lag_sum_s: float = 0.0
+    lag_count: float = 0.0
+    decoding_cpu_s: float = 0.0
+    exported: bool = False
+
+
+async def server_readings(url: str) -> ServerReadings:
+    """The server's readings now (``ServerReadings``; all 0 when it exports no metrics)."""
     async with httpx.AsyncClient(timeout=10) as http:
         try:
             response = await http.get(f"{url}/metrics")
         except httpx.HTTPError:
-            return 0.0, 0.0
+            return ServerReadings()
     if response.status_code != 200:  # the peer has no metrics
-        return 0.0, 0.0
-    samples = {
-        sample.name: sample.value
-        for family in text_string_to_metric_families(response.text)
-        if family.name == LOOP_LAG
-        for sample in family.samples
-    }
-    return samples.get(f"{LOOP_LAG}_sum", 0.0), samples.get(f"{LOOP_LAG}_count", 0.0)
+        return ServerReadings()
+    samples: dict[str, float] = {}
+    for family in text_string_to_metric_families(response.text):
+        if family.name in (LOOP_LAG, DECODING_CPU):
+            for sample in family.samples:
+                samples[sample.name] = samples.get(sample.name, 0.0) + sample.value
+    return ServerReadings(
+        samples.get(f"{LOOP_LAG}_sum", 0.0),
+        samples.get(f"{LOOP_LAG}_count", 0.0),
+        samples.get(f"{DECODING_CPU}_total", 0.0),
+        f"{LOOP_LAG}_count" in samples,
+    )
 
 
-def loop_lag_ms(before: tuple[float, float], after: tuple[float, float]) -> float | None:
-    """The loop's mean lag in milliseconds between two reads of its histogram (``_loop_lag``); None when the
-    server measured none in between (it exports no such series)."""
-    (sum_before, count_before), (sum_after, count_after) = before, after
-    return 1000 * (sum_after - sum_before) / (count_after - count_before) if count_after > count_before else None
+def loop_lag_ms(before: ServerReadings, after: ServerReadings) -> float | None:
+    """The loop's mean lag in milliseconds between two readings; None when the server measured none in between (it
+    exports no such series)."""
+    counted = after.lag_count - before.lag_count
+    return 1000 * (after.lag_sum_s - before.lag_sum_s) / counted if counted > 0 else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -97,8 +97,9 @@ class BatcherHooks(Protocol):
     def on_batch(self, name: str, size: int, padded_tokens: int) -> None:
         """A batch of ``size`` rows and ``padded_tokens`` (rows x longest) starts."""
 
-    def on_inference(self, name: str, seconds: float, size: int) -> None:
-        """One call advancing a batch took ``seconds`` (whether it succeeded or raised)."""
+    def on_inference(self, name: str, seconds: float, size: int, cpu_seconds: float) -> None:
+        """One call advancing a batch took ``seconds``, and ``cpu_seconds`` of its decoding thread's CPU time
+        (whether it succeeded or raised)."""
 
     def on_reject(self, name: str, reason: str) -> None:
         """A job was refused or dropped: ``queue_full``, ``wait`` (it would miss its deadline),
@@ -122,7 +123,7 @@ class NullHooks:
     def on_batch(self, name: str, size: int, padded_tokens: int) -> None:
         pass
 
-    def on_inference(self, name: str, seconds: float, size: int) -> None:
+    def on_inference(self, name: str, seconds: float, size: int, cpu_seconds: float) -> None:
         pass
 
     def on_reject(self, name: str, reason: str) -> None:

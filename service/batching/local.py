@@ -387,25 +387,34 @@ class LocalBatcher:
         wake.clear()
         finished = self._finished[index] = _Finished()
 
-        def deliver(job: Job, outcome: Any) -> None:  # in the decoding thread; settled in order on the loop
-            loop.call_soon_threadsafe(self._finish, index, job, outcome)
+        def deliver(finished: list[tuple[Job, Any]]) -> None:  # in the decoding thread; settled in order on the loop
+            loop.call_soon_threadsafe(self._finish, index, finished)
+
+        cpu = [0.0]  # the decoding thread's CPU seconds in this call
+
+        def advance() -> None:  # in the decoding thread
+            begun = time.thread_time()
+            try:
+                current.advance(batch, wake, deliver)
+            finally:
+                cpu[0] = time.thread_time() - begun
 
         started = time.perf_counter()
         gap = started - self._backlog_since.pop(index, started)
         try:
-            await loop.run_in_executor(executor, current.advance, batch, wake, deliver)
+            await loop.run_in_executor(executor, advance)
         except asyncio.CancelledError:
             self._settle_all(running, BatcherStoppedError(f"batcher {self.name!r} stopped while decoding"))
             raise
         except Exception as exc:
-            self._hook("on_inference", time.perf_counter() - started, rows)
+            self._hook("on_inference", time.perf_counter() - started, rows, cpu[0])
             # the metric's reason "runner": a running batch raised (its label kept from before the name changed)
             self._hook("on_error", "result_count" if isinstance(exc, ResultCountError) else "runner")
             log.warning("batcher %s: a batch of %d failed: %r", self.name, rows, exc)
             self._settle_all(running, exc)
         else:
             elapsed = time.perf_counter() - started
-            self._hook("on_inference", elapsed, rows)
+            self._hook("on_inference", elapsed, rows, cpu[0])
             # A running batch's call may end with nothing finished (work was waiting to join): its time
             # counts towards the next call that finishes jobs, so the rate learnt is the real pace.
             spent = self._unrecorded.pop(index, 0.0) + elapsed + gap
@@ -418,21 +427,22 @@ class LocalBatcher:
                 self._backlog_since[index] = time.perf_counter()
             self._changed(wake=False)
 
-    def _finish(self, index: int, job: Job, outcome: Any) -> None:
-        """A job its thread's running batch delivered (on the event loop, before the batch's call returns)."""
+    def _finish(self, index: int, delivered: list[tuple[Job, Any]]) -> None:
+        """Jobs its thread's running batch delivered together (on the event loop, before the batch's call returns)."""
         running = self._running[index]
-        if job not in running:
-            return  # already failed with the rest of its running batch
-        del running[job]
-        self._in_flight -= 1
-        self._in_flight_tokens -= job.length
         finished = self._finished[index]
-        finished.jobs += 1
-        finished.tokens += job.length
-        if isinstance(outcome, DeadlineExceededError):  # the batch gave up on it: its caller was past its deadline
-            finished.abandoned += 1
-            self._hook("on_reject", "abandoned")
-        self._settle(job, outcome)
+        for job, outcome in delivered:
+            if job not in running:
+                continue  # already failed with the rest of its running batch
+            del running[job]
+            self._in_flight -= 1
+            self._in_flight_tokens -= job.length
+            finished.jobs += 1
+            finished.tokens += job.length
+            if isinstance(outcome, DeadlineExceededError):  # the batch gave up on it: its caller was past its deadline
+                finished.abandoned += 1
+                self._hook("on_reject", "abandoned")
+            self._settle(job, outcome)
 
     # -- bookkeeping ------------------------------------------------------------------------
 

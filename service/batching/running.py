@@ -1,8 +1,9 @@
 """What a batcher's decoding thread drives: a running batch, which jobs join between decoder passes.
 
 ``advance(joining, wake, deliver)`` is called in the decoding thread: it adds ``joining`` to the
-batch's running jobs and decodes, handing each job that finishes to ``deliver(job, outcome)`` at once
-(an outcome that is an exception fails only its job). A batch with jobs still running (``active``) is
+batch's running jobs and decodes, handing the jobs that finish together (in one decoder pass, or one
+closed batch) to ``deliver([(job, outcome), ...])`` at once (an outcome that is an exception fails only its job):
+one hand-off to the event loop for them all. A batch with jobs still running (``active``) is
 advanced again at once, with whatever the queue has for its free rows: this is iteration-level
 batching (``service.inference.iteration``). ``wake`` is set by the batcher when new work is queued, so
 a batch may return early to let it join.
@@ -25,8 +26,9 @@ DecodeJobs = Callable[[int, list[Job]], Sequence[Any]]
 """``decode(thread_index, jobs) -> results``: one result per job, in order. A result that is an
 exception instance fails only its own job; raising fails the whole batch."""
 
-Deliver = Callable[[Job, Any], None]
-"""``deliver(job, outcome)``: a job's result, or the exception that fails it, from any thread."""
+Deliver = Callable[[list[tuple[Job, Any]]], None]
+"""``deliver(finished)``: jobs that finished together, each with its result or the exception that fails it, from
+any thread."""
 
 
 class RunningBatch(Protocol):
@@ -36,8 +38,8 @@ class RunningBatch(Protocol):
         ...
 
     def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
-        """Add ``joining``, decode, and ``deliver`` each job that finishes. Raising fails every job
-        the batch holds that was not delivered (and leaves it empty)."""
+        """Add ``joining``, decode, and ``deliver`` the jobs that finish, those of one pass together. Raising fails
+        every job the batch holds that was not delivered (and leaves it empty)."""
         ...
 
 
@@ -54,8 +56,7 @@ class ClosedBatch:
         results = list(self.decode(self.thread, joining))
         if len(results) != len(joining):
             raise ResultCountError(f"decode returned {len(results)} results for {len(joining)} jobs")
-        for job, result in zip(joining, results, strict=True):
-            deliver(job, result)
+        deliver(list(zip(joining, results, strict=True)))
 
 
 def closed_batches(decode: DecodeJobs) -> Callable[[int], RunningBatch]:

@@ -29,8 +29,8 @@ log = logging.getLogger(__name__)
 class IterationBatch:
     """One decoding thread's iteration-level decoding of a queue's strategy (a ``RunningBatch`` of the batcher).
 
-    ``advance`` joins the new jobs (one encoder run), then runs decoder passes, delivering each job
-    as it finishes, until none is left or work is queued (``wake``) while a quarter of ``max_rows``
+    ``advance`` joins the new jobs (one encoder run), then runs decoder passes, delivering the jobs
+    each pass finishes, until none is left or work is queued (``wake``) while a quarter of ``max_rows``
     (at least one) is free: the scheduler's round trip is paid once for several joins, not per
     pass. If the decoder raises, the jobs it held are decoded again one at a time as closed
     batches, so only a job that fails by itself gets the exception.
@@ -54,24 +54,18 @@ class IterationBatch:
 
     def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
         try:
-            for job, outcome in self._join(joining):
-                deliver(job, outcome)
+            _deliver_any(deliver, self._join(joining))
             try:
                 while self._held:
-                    for job, outcome in self._drop_expired():
-                        deliver(job, outcome)
+                    _deliver_any(deliver, self._drop_expired())
                     if not self._held:
                         break
                     finished = self._decoder.step()
-                    now = time.monotonic()
-                    for handle, result in finished:
-                        job, joined, rows = self._held.pop(handle)
-                        deliver(job, Outcome(result, joined, now, rows))
+                    _deliver_any(deliver, self._finished(finished))
                     if wake.is_set() and self.max_rows - len(self._held) >= self.join_at:
                         break
             except Exception as error:
-                for job, outcome in self._recover(error):
-                    deliver(job, outcome)
+                _deliver_any(deliver, self._recover(error))
         finally:
             self.ended()
 
@@ -102,6 +96,15 @@ class IterationBatch:
                 ]
             for handle, job in zip(handles, readable, strict=True):
                 self._held[handle] = (job, now, rows)
+        return outcomes
+
+    def _finished(self, finished: list[tuple[int, Any]]) -> list[tuple[Job, Any]]:
+        """The jobs behind a pass's finished handles, each with its outcome; no longer held."""
+        now = time.monotonic()
+        outcomes = []
+        for handle, result in finished:
+            job, joined, rows = self._held.pop(handle)
+            outcomes.append((job, Outcome(result, joined, now, rows)))
         return outcomes
 
     def _drop_expired(self) -> list[tuple[Job, Any]]:
@@ -151,8 +154,7 @@ class PayloadBatch:
                     groups.setdefault(job.payload, []).append(job)
                 else:
                     closed.append(job)
-            for job, outcome in zip(closed, decode_by_payload(self.engine, closed), strict=True):
-                deliver(job, outcome)
+            _deliver_any(deliver, list(zip(closed, decode_by_payload(self.engine, closed), strict=True)))
             running = [key for key, batch in self.batches.items() if batch.active and key not in groups]
             for key in [*groups, *running]:
                 batch = self.batches.get(key)
@@ -170,8 +172,13 @@ class PayloadBatch:
         try:
             batch = IterationBatch(self.engine, *key, self.max_rows, lambda: None)
         except ValueError as error:
-            for job in jobs:
-                deliver(job, error)
+            _deliver_any(deliver, [(job, error) for job in jobs])
             return None
         self.batches[key] = batch
         return batch
+
+
+def _deliver_any(deliver: Deliver, finished: list[tuple[Job, Any]]) -> None:
+    """Hand ``finished`` to ``deliver`` unless it is empty: a pass that finished nothing wakes nobody."""
+    if finished:
+        deliver(finished)

@@ -41,15 +41,15 @@ class RemoteBatch:
         return self.decoding.active
 
     def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
-        def reply(job: Job, outcome: Any) -> None:
-            deliver(job, _as_reply(outcome))
+        def reply(finished: list[tuple[Job, Any]]) -> None:
+            deliver([(job, _as_reply(outcome)) for job, outcome in finished])
 
         readable = []
         for job in joining:
             try:
                 job.payload = decoding_from_json(job.payload)
             except (KeyError, TypeError, ValueError) as error:
-                reply(job, ValueError(f"unreadable decoding {job.payload!r}: {error}"))
+                reply([(job, ValueError(f"unreadable decoding {job.payload!r}: {error}"))])
                 continue
             readable.append(job)
         self.decoding.advance(readable, wake, reply)

@@ -26,8 +26,8 @@ class MetricsHooks:
         if self.stats is not None:
             self.stats.record_batch(name, size)
 
-    def on_inference(self, name: str, seconds: float, size: int) -> None:
-        self.metrics.observe_batch_duration(name, seconds)
+    def on_inference(self, name: str, seconds: float, size: int, cpu_seconds: float) -> None:
+        self.metrics.observe_batch_duration(name, seconds, cpu_seconds)
 
     def on_reject(self, name: str, reason: str) -> None:
         self.metrics.drop_jobs(name, reason)

@@ -154,6 +154,13 @@ class Metrics:
             "batch, from jobs joining until some finish or work waits).",
             queue,
         )
+        self.decoding_cpu = self._counter(
+            "decoding_cpu_seconds",
+            "CPU time the decoding threads spent advancing batches: each thread's own CPU time, ONNX Runtime's work "
+            "included where it runs in the calling thread (GECSERVE_ORT_THREADS 1). The process's CPU time less this "
+            "is the gateway's own.",
+            queue,
+        )
         self.batch_size = self._histogram(
             "batch_size",
             "Sentences per decoded batch (continuous batching: rows after each join).",
@@ -296,8 +303,9 @@ class Metrics:
         self._child(self.batch_size, queue).observe(size)
         self._child(self.batch_tokens, queue).observe(padded_tokens)
 
-    def observe_batch_duration(self, queue: str, seconds: float) -> None:
+    def observe_batch_duration(self, queue: str, seconds: float, cpu_seconds: float) -> None:
         self._child(self.batch_seconds, queue).observe(seconds)
+        self._child(self.decoding_cpu, queue).inc(cpu_seconds)
 
     def observe_decode(self, queue: str, passes: int, accepted: Iterable[int] = ()) -> None:
         """One sentence's decoding: its pass count and the tokens it gained in each pass."""

@@ -506,6 +506,35 @@ def test_hooks_see_the_batching_and_a_broken_hook_is_harmless() -> None:
     assert events[-1] == ("on_depth", ("arm-a", 0, 0))
 
 
+def test_the_inference_hook_gets_the_decoding_threads_cpu_time_not_its_wall_time() -> None:
+    """A batch that waits costs its thread no CPU; one that computes costs about its wall time."""
+    seen: list[tuple[float, float]] = []
+
+    class Hooks(NullHooks):
+        def on_inference(self, name: str, seconds: float, size: int, cpu_seconds: float) -> None:
+            seen.append((seconds, cpu_seconds))
+
+    def decode(thread: int, jobs: list[Job]) -> list[int]:
+        until = time.thread_time() + 0.05
+        if jobs[0].payload == "wait":
+            time.sleep(0.05)
+        while jobs[0].payload == "compute" and time.thread_time() < until:
+            pass
+        return [0 for _ in jobs]
+
+    async def main() -> None:
+        batcher = LocalBatcher(BatchPolicy(max_batch_size=1), closed_batches(decode), hooks=Hooks())
+        batcher.start()
+        await batcher.submit(Job(tokens=[1], payload="wait"))
+        await batcher.submit(Job(tokens=[1], payload="compute"))
+        await batcher.stop()
+
+    asyncio.run(main())
+    (waited, waited_cpu), (computed, computed_cpu) = seen
+    assert waited >= 0.05 and waited_cpu < 0.02
+    assert computed >= 0.05 and computed_cpu >= 0.05
+
+
 def test_submit_many_admits_a_request_whole_or_not_at_all() -> None:
     """A request's sentences enter the queue together: no request is left half queued."""
 
@@ -623,7 +652,7 @@ class SteppedBatch:
                 if self.held[job] == 0:
                     del self.held[job]
                     self.finished.append(job.id)  # before deliver: the test may read it once answered
-                    deliver(job, result_of(job))
+                    deliver([(job, result_of(job))])
             if wake.is_set() and len(self.held) < self.max_rows:
                 break
 

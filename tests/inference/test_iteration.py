@@ -64,7 +64,7 @@ def test_iteration_batch_jobs_joining_between_passes_get_what_greedy_gives_alone
     wake.set()  # work is always waiting: the batch comes back for it once a quarter is free
     while waiting or batch.active:
         joining, waiting = waiting[:2], waiting[2:]
-        batch.advance(joining, wake if waiting else threading.Event(), outcomes.__setitem__)
+        batch.advance(joining, wake if waiting else threading.Event(), outcomes.update)
         calls += 1
     assert len(ended) == calls
     for job in jobs:
@@ -78,10 +78,10 @@ def test_iteration_batch_returns_early_when_work_waits_and_it_has_room() -> None
     wake = threading.Event()
     wake.set()
     finished: dict = {}
-    batch.advance([Job(tokens)], wake, finished.__setitem__)  # one pass, then back for the waiting work
+    batch.advance([Job(tokens)], wake, finished.update)  # one pass, then back for the waiting work
     assert batch.active == 1 and not finished
     while batch.active:
-        batch.advance([], threading.Event(), finished.__setitem__)
+        batch.advance([], threading.Event(), finished.update)
     assert len(finished) == 1
 
 
@@ -98,7 +98,7 @@ def test_iteration_batch_drops_jobs_past_their_deadline_and_answers_the_odd_ones
     outcomes = {}
     waiting = list(jobs)
     while waiting or batch.active:
-        batch.advance(waiting, threading.Event(), outcomes.__setitem__)
+        batch.advance(waiting, threading.Event(), outcomes.update)
         waiting = []
     assert outcomes[jobs[0]].result.tokens == batch.engine.generate([good], "greedy")[0].tokens
     assert isinstance(outcomes[jobs[1]], DeadlineExceededError)
@@ -122,7 +122,7 @@ def test_payload_batch_joins_listed_decodings_between_passes_and_closes_the_othe
     wake.set()
     while waiting or batch.active:
         joining, waiting = waiting[:3], waiting[3:]
-        batch.advance(joining, wake if waiting else threading.Event(), outcomes.__setitem__)
+        batch.advance(joining, wake if waiting else threading.Event(), outcomes.update)
         calls += 1
     assert len(ended) == calls and not batch.batches
     for job in jobs:

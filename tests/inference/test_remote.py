@@ -33,7 +33,7 @@ def decoded(batch: RemoteBatch, jobs: list[Job]) -> list[Any]:
     replies: dict[Job, Any] = {}
     waiting = list(jobs)
     while waiting or batch.active:
-        batch.advance(waiting, threading.Event(), replies.__setitem__)
+        batch.advance(waiting, threading.Event(), replies.update)
         waiting = []
     return [replies[job] for job in jobs]
 

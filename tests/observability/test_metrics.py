@@ -43,7 +43,7 @@ def test_every_observation_is_exposed() -> None:
     m.shadow_drop("ab", "overloaded")
     m.observe_queue_wait("accelerated", 0.002)
     m.observe_batch("accelerated", 8, 160)
-    m.observe_batch_duration("accelerated", 0.03)
+    m.observe_batch_duration("accelerated", 0.03, 0.02)
     m.observe_decode("accelerated", 3, [10, 1, 4])
     m.drop_jobs("accelerated", "queue_full")
     m.batch_error("accelerated", "runner")
@@ -68,6 +68,7 @@ def test_every_observation_is_exposed() -> None:
     assert value(m, "gecserve_shadow_dropped_total", **exp, reason="overloaded") == 1
     assert value(m, "gecserve_queue_wait_seconds_count", **q) == 1
     assert value(m, "gecserve_batch_duration_seconds_count", **q) == 1
+    assert value(m, "gecserve_decoding_cpu_seconds_total", **q) == 0.02
     assert value(m, "gecserve_batch_size_sum", **q) == 8
     assert value(m, "gecserve_batch_tokens_sum", **q) == 160
     assert value(m, "gecserve_decoder_passes_per_sentence_sum", **q) == 3

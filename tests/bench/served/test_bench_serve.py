@@ -1,7 +1,7 @@
 """``gecserve bench serve`` on a real server it starts: a row per backend and concurrency, without errors, with the
-server's own stage timings; and each row has the server's CPU milliseconds per answered request and its event loop's
-mean lag, read from the server process and its ``/metrics``; clients spread over processes answer every request
-and bring back the server's stage timings."""
+server's own stage timings; and each row has the server's CPU milliseconds per answered request, its decoding
+threads' share, and its event loop's mean lag, read from the server process and its ``/metrics``; clients spread
+over processes answer every request and bring back the server's stage timings."""
 
 from __future__ import annotations
 
@@ -31,12 +31,16 @@ def test_each_row_has_the_server_s_cpu_per_request_and_loop_lag_from_clients_ove
         assert row["server_stages_ms"]["inference"] > 0 and row["client_cpu_ms_per_req"] > 0
         # a request costs the server some CPU, and less than the wall time of the whole run per request
         assert 0 < row["cpu_ms_per_req"] < 1000 * row["requests"] / row["req_per_s"]
+        # of which the decoding threads' is some, not all: the gateway's own work is the rest
+        assert 0 < row["decoding_cpu_ms_per_req"] < row["cpu_ms_per_req"]
+        assert row["gateway_cpu_ms_per_req"] == pytest.approx(row["cpu_ms_per_req"] - row["decoding_cpu_ms_per_req"])
         assert row["loop_lag_mean_ms"] is not None and row["loop_lag_mean_ms"] >= 0
 
 
 def test_a_server_without_the_loop_lag_series_has_none() -> None:
-    assert serve.loop_lag_ms((1.0, 10.0), (1.0, 10.0)) is None
-    assert serve.loop_lag_ms((1.0, 10.0), (1.5, 20.0)) == pytest.approx(50.0)
+    before = serve.ServerReadings(1.0, 10.0)
+    assert serve.loop_lag_ms(before, serve.ServerReadings(1.0, 10.0)) is None
+    assert serve.loop_lag_ms(before, serve.ServerReadings(1.5, 20.0)) == pytest.approx(50.0)
 
 
 def test_bench_serve_spawns_a_real_server(tmp_path, sentences) -> None:
