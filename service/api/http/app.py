@@ -71,6 +71,9 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
         title="gecserve",
         version="1",
         description="Grammatical error correction: corrections as character-offset edits.",
+        # FastAPI's OpenTelemetry instrumentation, off: the service's metrics are Prometheus's (``/metrics``), and
+        # checking for a configured OpenTelemetry provider cost every request a lookup in the environment
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.add_middleware(
         BodyLimit,
