@@ -1,6 +1,7 @@
 """The docs' tables stay the code's: the configuration page lists every setting with its default, the
 LanguageTool page's rule table is ``service.text.rules.RULES``, and the quality page's levels and lexical classes are
-``service.text.policy``'s, and its rule-stage table is ``service.text.grammar_rules.RULE_KINDS`` with the
+``service.text.policy``'s, its levels' dev figures the default model's manifest's (what ``GET /v1/models`` lists),
+and its rule-stage table is ``service.text.grammar_rules.RULE_KINDS`` with the
 measured figures each kept kind met; the architecture page's glossary names only classes, functions and tables that
 exist, its request path only classes, settings and modules that exist, and its module map every module and package
 of ``service/`` in the row of its folder and nothing that is not where its row says. (The error table:
@@ -59,6 +60,19 @@ def test_the_quality_page_s_levels_and_multipliers_are_the_policy_s() -> None:
         assert row in QUALITY, f"docs/quality.md's level table lacks or misstates: {row}"
     for lexical, multiplier in MULTIPLIERS.items():
         assert f"| `{lexical}` | {multiplier} |" in QUALITY, f"docs/quality.md lacks the multiplier of {lexical}"
+
+
+def test_the_quality_page_s_level_figures_are_the_manifest_s_served_ones() -> None:
+    levels = ModelManifest.load(Path(DEFAULT_MODEL)).extra["quality"]["levels"]
+    safe, default, picky = (levels[level] for level in ("safe", "default", "picky"))
+    for label, name in (("JFLEG dev GLEU", "jfleg_dev"), ("FCE dev GLEU", "fce_dev")):
+        cells = f"{safe[name]['gleu']:.2f} | **{default[name]['gleu']:.2f}** | {picky[name]['gleu']:.2f} |"
+        assert re.search(rf"^\| {label} \| [^|]+ \| {re.escape(cells)}$", QUALITY, re.M), f"docs/quality.md: {cells}"
+    for label, name, count in (("FCE", "fce_dev", 830), ("JFLEG", "jfleg_dev", 89)):
+        changed = [f"{100 * (1 - level[name]['unchanged_kept']):.1f}%" for level in (safe, default, picky)]
+        cells = f"{changed[0]} | **{changed[1]}** | {changed[2]} |"
+        row = rf"^\| {label} dev sentences needing no edit changed \(of {count}\) \| [^|]+ \| {re.escape(cells)}$"
+        assert re.search(row, QUALITY, re.M), f"docs/quality.md's {label} row: {cells}"
 
 
 def test_the_n_best_backends_table_is_the_backends_settings() -> None:

@@ -16,6 +16,18 @@ The fit is written beside the model (``confidence.json``) and named in its manif
 SHA-256); the reliability table (edits binned by confidence: how many, and the share right) is printed and kept in
 the fit.
 
+Then the model is measured as served, the fit in place: JFLEG dev and FCE dev at each level (``safe``, ``default``,
+``picky``: the level's confidence threshold and keep bias, the spelling stage, the review, the rule stage), as
+``gecserve eval --level L`` measures them (``models.gec.evaluate.served_quality``), written into the manifest as
+``quality`` with the threshold, keep bias and fit each level was measured at: what ``GET /v1/models`` lists (a level
+whose threshold, keep bias or fit has changed since is listed without figures). What ``models.gec.package`` measured
+when the model was packaged (every edit kept, the keep bias curve, the model alone) stays as ``packaging_quality``.
+
+    python -m models.gec.calibrate --measure-only --model models/gec-default --data ../shared/data --threads 1
+
+measures and writes ``quality`` alone, without fitting: after a level's keep bias (the manifest's ``keep_bias``), a
+threshold (``service.text.policy.LEVELS``) or the served path changed. About a minute a model here (``--threads 1``).
+
     python -m models.gec.calibrate --device --model models/gec-default --data ../shared/data
 
 fits the device engine's confidence instead (``service.text.device_confidence``: what the browser computes without
@@ -40,6 +52,7 @@ import numpy as np
 
 from models.gec.corpora import read_lines
 from models.gec.edit_labels import is_right, reference_edits, reliability
+from models.gec.evaluate import DEV_SETS, served_quality
 from service.engine.decoding.params import DecodeParams
 from service.engine.engine import Engine, keep_bias_for
 from service.engine.offline import correct_texts, model_review, model_speller
@@ -170,6 +183,33 @@ def ship(model_dir: Path, fit: dict[str, object], name: str = FIT_FILE, key: str
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
+def ship_quality(model_dir: Path, quality: dict[str, object]) -> None:
+    """Write the served figures (``served_quality``) into the manifest as ``quality``; a ``quality`` of the old
+    kind, ``models.gec.package``'s figures of the model as packaged, becomes ``packaging_quality`` where it stands."""
+    manifest_path = model_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    before = manifest.get("quality")
+    if isinstance(before, dict) and "levels" not in before and "packaging_quality" not in manifest:
+        manifest = {("packaging_quality" if key == "quality" else key): value for key, value in manifest.items()}
+    manifest["quality"] = quality
+    manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def measure(model_dir: Path, data: Path, threads: int) -> int:
+    """Measure the model as served at each level, write it into the manifest and print it."""
+    quality = served_quality(model_dir, data, threads)
+    ship_quality(model_dir, quality)
+    levels = quality["levels"]
+    rows = [
+        {"level": level, "threshold": figures["threshold"], "keep_bias": figures["keep_bias"]}
+        | {f"{name}_{key}": figures[name][key] for name in DEV_SETS for key in ("gleu", "unchanged_kept")}
+        for level, figures in levels.items()
+    ]
+    print(table(rows, list(rows[0])))
+    print(f"calibrate: wrote the served figures into {model_dir / 'manifest.json'} (quality)", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, required=True)
@@ -183,7 +223,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--clean-weight", type=float, default=CLEAN_WEIGHT, help="a clean edit's count in the fit of the weights"
     )
+    parser.add_argument(
+        "--measure-only",
+        action="store_true",
+        help="measure the served dev figures at each level into the manifest's quality, without fitting",
+    )
     args = parser.parse_args(argv)
+    if args.measure_only:
+        return measure(args.model, args.data, args.threads)
     rng = random.Random(args.seed)
     pairs = learner_pairs(args.data, args.learner, rng)
     clean = clean_sentences(args.data, args.clean, rng)
@@ -214,7 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     ]
     balance = len(pairs) / max(1, len(clean))
     trained_on["clean_weight"] = args.clean_weight
-    return _fit_and_ship(args.model, rows, FEATURES, FIT_FILE, "confidence", (args.clean_weight, balance), **trained_on)
+    _fit_and_ship(args.model, rows, FEATURES, FIT_FILE, "confidence", (args.clean_weight, balance), **trained_on)
+    del engine, corrected, rows  # what the fit read: the measure loads the model afresh, as served
+    return measure(args.model, args.data, args.threads)
 
 
 def _fit_and_ship(

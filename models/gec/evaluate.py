@@ -11,6 +11,10 @@ assembly (the guard, protected spans, each edit's confidence with the edits unde
 ``--level``, ``--min-confidence``, or ``--no-confidence`` for every edit the model makes; ``--language`` for an
 English dialect's spelling variants, as a request's ``language``).
 
+``served_quality`` measures both dev sets so at every level (``service.text.policy.LEVELS``: the level's
+threshold and keep bias), what ``models.gec.calibrate`` writes into the manifest's ``quality`` for
+``GET /v1/models``.
+
 GLEU is the JFLEG multi-reference definition (500 iterations of random reference choice,
 compared on tokens). With ``--tokenized`` the source and references are tokenised text (as
 JFLEG is): the source is detokenised before the model reads it. Also reported, against the
@@ -31,14 +35,23 @@ from typing import Any
 from models.gec.metrics import change_stats, corpus_gleu, detokenize, tokenize
 from service.engine.decoding.params import DecodeParams
 from service.engine.engine import Engine
-from service.engine.offline import correct_texts, model_review, model_speller
+from service.engine.manifest import file_sha256, level_keep_bias
+from service.engine.offline import correct_texts, model_confidence, model_review, model_speller
 from service.engine.offline_options import add_confidence_options, add_language_option, confidence_of
 from service.engine.report import table
 from service.engine.runtime import RuntimeOptions
 from service.text.confidence import ConfidenceModel
 from service.text.guard import REASONS
 from service.text.lm_review import LanguageModelReview
+from service.text.policy import LEVELS
 from service.text.spelling import Speller
+
+# The dev sets the manifest's served figures are measured on: (source, references, tokenised) under ``data/dev``.
+DEV_SETS = {
+    "jfleg_dev": ("jfleg.dev.src", tuple(f"jfleg.dev.ref{i}" for i in range(4)), True),
+    "fce_dev": ("fce.dev.detok.src", ("fce.dev.detok.tgt",), False),
+}
+FIGURES = ("sentences", "gleu", "gleu_std", "exact_match", "unchanged_kept", "needs_no_change", "changed")
 
 
 def _lines(path: Path) -> list[str]:
@@ -109,6 +122,35 @@ def score(sources: list[str], references: list[list[str]], tokenized: bool, hypo
         "needs_no_change": stats.n_need_no_change,
         "changed": stats.changed_rate,
         "hypotheses": hypotheses,
+    }
+
+
+def served_quality(model_dir: Path, data: Path, threads: int = 2) -> dict[str, Any]:
+    """JFLEG dev's and FCE dev's figures (``FIGURES``) for the model in ``model_dir`` as served at each level, as
+    ``gecserve eval --level L`` measures them (its spelling stage, the level's keep bias, the language model's review,
+    the rule stage, its confidence fit with the edits under the level's threshold held back), with the threshold and
+    keep bias each level was measured at and the SHA-256 of the fit (None: the model ships none): the manifest's
+    ``quality``, which ``GET /v1/models`` lists while the served settings are these."""
+    engine = Engine(model_dir, options=RuntimeOptions(intra_op_threads=threads))
+    speller, review, confidence = model_speller(model_dir), model_review(model_dir), model_confidence(model_dir)
+    dev = data / "dev"
+    sets = {
+        name: (_lines(dev / source), [_lines(dev / ref) for ref in refs], tokenized)
+        for name, (source, refs, tokenized) in DEV_SETS.items()
+    }
+    served = {"speller": speller, "review": review, "confidence": confidence}
+    levels: dict[str, Any] = {}
+    for level, threshold in LEVELS.items():
+        figures = {"threshold": threshold, "keep_bias": level_keep_bias(engine.manifest, level)}
+        for name, (sources, references, tokenized) in sets.items():
+            result = evaluate(engine, sources, references, tokenized, level=level, **served)
+            figures[name] = {key: result[key] for key in FIGURES}
+        levels[level] = figures
+    fit = engine.manifest.confidence
+    return {
+        "measured": "gecserve eval at each --level: the served path, edits under the level's threshold held back",
+        "confidence_sha256": file_sha256(model_dir / fit) if fit is not None else None,
+        "levels": levels,
     }
 
 

@@ -9,7 +9,9 @@ the spelling stage's vocabulary and ranking and the language model that reviews 
 keep bias across its range on JFLEG dev and FCE dev and names the model's levels from it
 (``keep_bias_levels``), evaluates it on both (the served path, and the model alone), and records in
 ``manifest.json`` the architecture, tokenizer, training data with its licence terms, training
-configuration, hardware and duration, and the dev-set figures.
+configuration, hardware and duration, and the dev-set figures as packaged (``packaging_quality``: every edit kept,
+for no confidence fit exists yet). What the model is served with comes after: its confidence fit and the figures as
+served at each level (``quality``, which ``GET /v1/models`` lists), both written by ``models.gec.calibrate``.
 
     python -m models.gec.package --checkpoint CHECKPOINT_DIR --out models/gec-default --data ../shared/data
 
@@ -262,7 +264,7 @@ def _ship(
         ship_language_model(out, data)
         quality = _dev_figures(out, data, replaces, default_bias)
         manifest = ModelManifest.load(out)
-        manifest.extra["quality"] = quality
+        manifest.extra["packaging_quality"] = quality
         manifest.save(out)
     return manifest
 
@@ -308,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         manifest = repackage(args.checkpoint, args.out, args.data, args.method)
-    print(json.dumps(manifest.extra.get("quality", {}), indent=2), file=sys.stderr)
+    print(json.dumps(manifest.extra.get("packaging_quality", {}), indent=2), file=sys.stderr)
     return 0
 
 

@@ -17,17 +17,37 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from service.engine.manifest import ModelManifest
+from service.engine.manifest import ModelManifest, level_keep_bias
 from service.pipeline.dispatch import SentenceDispatcher
 from service.pipeline.preprocess import Preprocessor
 from service.pipeline.queues import DecodingQueues
 from service.repository.repository import ModelState
+from service.text.policy import LEVELS
 from service.text.units import Scoring
 
-__all__ = ["ServedModel"]
+__all__ = ["ServedModel", "served_quality"]
 
 DRAIN_POLL_S = 0.02
-QUALITY_FIGURES = ("jfleg_dev", "fce_dev", "keep_bias")  # of the manifest's measured quality, what a listing shows
+QUALITY_SETS = ("jfleg_dev", "fce_dev")  # the dev sets of the manifest's served figures a listing shows
+
+
+def served_quality(manifest: ModelManifest) -> dict[str, Any]:
+    """What ``GET /v1/models`` says of a model's quality: each level as served (its confidence threshold, the keep
+    bias the model decodes with), with the dev figures the manifest's ``quality`` measured there
+    (``models.gec.calibrate``) where they were measured at that threshold and keep bias with the fit the model ships
+    now, else none; the served keep bias of each level; and the ``default`` level's figures."""
+    measured = manifest.extra.get("quality") or {}
+    fit = manifest.files_sha256.get(manifest.confidence) if manifest.confidence is not None else None
+    current = measured.get("confidence_sha256") == fit
+    levels: dict[str, dict[str, Any]] = {}
+    for level, threshold in LEVELS.items():
+        served = {"threshold": threshold, "keep_bias": level_keep_bias(manifest, level)}
+        figures = (measured.get("levels") or {}).get(level) or {}
+        if current and all(figures.get(key) == value for key, value in served.items()):
+            served |= {name: figures[name] for name in QUALITY_SETS if name in figures}
+        levels[level] = served
+    default = {name: levels["default"][name] for name in QUALITY_SETS if name in levels["default"]}
+    return {"keep_bias": {level: served["keep_bias"] for level, served in levels.items()}, **default, "levels": levels}
 
 
 @dataclass(eq=False)
@@ -91,7 +111,6 @@ class ServedModel:
     def describe(self, default: bool) -> dict[str, Any]:
         """What ``GET /v1/models`` says of it."""
         manifest = self.manifest
-        quality = manifest.extra.get("quality") or {}
         return {
             "name": self.name,
             "version": manifest.version,
@@ -101,7 +120,7 @@ class ServedModel:
             "path": str(self.path),
             "family": manifest.family,
             "parameters": manifest.architecture.get("parameters"),
-            "quality": {key: value for key, value in quality.items() if key in QUALITY_FIGURES},
+            "quality": served_quality(manifest),
             "memory_mib": round(self.memory_bytes / 2**20, 1),
             "load_s": round(self.load_s, 3),
             "loaded_at": self.loaded_at,

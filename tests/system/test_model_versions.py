@@ -14,7 +14,7 @@ import yaml
 
 from bench.served.spawn import start_server as spawn_server
 from service.api.grpc.proto import gecserve_pb2 as pb
-from service.engine.manifest import ModelManifest
+from service.engine.manifest import ModelManifest, level_keep_bias
 from tests.conftest import SHIPPED_MODELS
 from tests.system.clients import grpc_call, post, wait_for
 from tests.system.server import ROOT, RunningServer
@@ -55,7 +55,11 @@ def test_every_version_is_listed_with_its_figures(server: RunningServer) -> None
         entry, manifest = by_name[served_name(model)], ModelManifest.load(model)
         assert entry["state"] == "ready" and entry["version"] == manifest.version
         assert entry["variant"] == manifest.default_variant and entry["parameters"] > 0
-        assert entry["quality"]["fce_dev"]["gleu"] == manifest.extra["quality"]["fce_dev"]["gleu"]
+        served = manifest.extra["quality"]["levels"]  # the figures of each level as served, at its keep bias
+        assert entry["quality"]["fce_dev"]["gleu"] == served["default"]["fce_dev"]["gleu"]
+        for level, listed in entry["quality"]["levels"].items():
+            assert listed["jfleg_dev"] == served[level]["jfleg_dev"] and listed["fce_dev"] == served[level]["fce_dev"]
+            assert listed["keep_bias"] == entry["quality"]["keep_bias"][level] == level_keep_bias(manifest, level)
         assert entry["memory_mib"] > 5 and entry["load_s"] > 0
 
 

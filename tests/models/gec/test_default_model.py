@@ -57,8 +57,8 @@ def test_manifest_records_provenance_and_quality(model: Path) -> None:
         first = first["continued_from"]["training"]
     assert first["stage1"]["steps"] > 0 and training["stage2"]["steps"] > 0 and training["hours"] > 0
     assert "hardware" in training and "recipe" in training
-    quality = manifest["quality"]
-    assert quality["jfleg_dev"]["sentences"] == 754 and quality["fce_dev"]["sentences"] == 2210
+    for quality in (manifest["packaging_quality"], *manifest["quality"]["levels"].values()):  # packaged, as served
+        assert quality["jfleg_dev"]["sentences"] == 754 and quality["fce_dev"]["sentences"] == 2210
     assert manifest["verification"]["int8"]["greedy_agreement"] > 0.9
 
 
