@@ -56,9 +56,6 @@ class Settings(BaseSettings):
     ort_io_binding: Literal["auto", "on", "off"] = Field(
         "auto", description="keep cross-attention K/V on the device between decoder passes (auto: with CUDA)"
     )
-    event_loop: Literal["uvloop", "asyncio"] = Field(
-        "uvloop", description="the event loop the gateway runs on (uvloop: libuv's, in C; asyncio: the standard one)"
-    )
     preprocess_workers: int = Field(2, ge=1, description="the preprocessing pool's threads or processes")
     preprocess_mode: Literal["thread", "process"] = Field("thread", description="preprocessing pool kind")
     spelling: bool = Field(

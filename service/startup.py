@@ -1,23 +1,21 @@
 """Start-up: the settings of ``gecserve serve`` and ``gecserve worker`` read and checked before a model is loaded.
 
-The configuration (``service.config``) is data; what it takes to know whether it can work is here, above the parts it
-names (``tests/test_layers.py``): ``load_settings`` reads the settings as ``CheckedSettings``, whose names are
-checked against the tables they name (the engine's strategies, the arms' backends), ``check_model`` reads the model
-folders they serve, ``listen`` binds the ports, and ``run`` runs the process on the event loop they name. Settings
-that cannot work are a ``SettingError``: a value that does not validate (``load_settings``), a model folder that is
-not one (``check_model``), a port that cannot be listened on (``listen``).
+The configuration (``service.config``) is data; what it takes to know whether it can work is here, above the parts
+it names (``tests/test_layers.py``): ``load_settings`` reads the settings as ``CheckedSettings``, whose names are
+checked against the tables they name (the engine's strategies, the arms' backends), ``check_model`` reads the
+model folders they serve, and ``listen`` binds the ports. Settings that cannot work are a ``SettingError``: a
+value that does not validate (``load_settings``), a model folder that is not one (``check_model``), a port that
+cannot be listened on (``listen``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import json
 import socket
-from collections.abc import Coroutine, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-import uvloop
 from pydantic import ValidationError, field_validator
 
 from service.config import SettingError, Settings, setting_name, strategies
@@ -26,7 +24,7 @@ from service.engine.manifest import ModelFolderError, check_model_folder
 from service.experiments.arms import BACKENDS
 from service.repository.sources import model_sources
 
-__all__ = ["CheckedSettings", "check_model", "listen", "load_settings", "run"]
+__all__ = ["CheckedSettings", "check_model", "listen", "load_settings"]
 
 SECRET_FIELDS = frozenset({"admin_key", "api_keys"})  # their values are never repeated in a message
 
@@ -111,11 +109,3 @@ def listen(host: str, port: int, field: str, flags: Mapping[str, str] | None = N
         name = setting_name("host" if error.errno == errno.EADDRNOTAVAIL else field, flags)
         raise SettingError(f"{name}: cannot listen on {host}:{port}: {error.strerror}") from error
     return sock
-
-
-def run(main: Coroutine[Any, Any, None], settings: Settings) -> None:
-    """Run ``main`` to its end on a new event loop of the kind ``settings.event_loop`` names: uvloop's (libuv's, its
-    transports and callbacks in C: less CPU a request than the standard loop's) or the standard library's."""
-    factory = uvloop.new_event_loop if settings.event_loop == "uvloop" else asyncio.new_event_loop
-    with asyncio.Runner(loop_factory=factory) as runner:
-        runner.run(main)

@@ -36,7 +36,7 @@ from service.observability.logging import configure_logging
 from service.observability.loop_lag import watch_loop_lag
 from service.observability.metrics import Metrics
 from service.repository.sources import parse_models
-from service.startup import check_model, listen, load_settings, run
+from service.startup import check_model, listen, load_settings
 from service.wiring import load_engines, release_while_idle, worker_consumer
 
 __all__ = ["main", "work"]
@@ -113,5 +113,5 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gecserve worker: {error}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level)
-    run(work(settings, args.redis, args.queues, args.metrics_port), settings)
+    asyncio.run(work(settings, args.redis, args.queues, args.metrics_port))
     return 0

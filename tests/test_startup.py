@@ -1,20 +1,16 @@
 """The start-up's reading of the settings (``service.startup.load_settings``): every value that cannot work, the
 names the engine's and the arms' tables do not know among them, in one ``SettingError`` line, each setting named by
 its flag when given as one, else by its environment variable, in the settings' order; a secret's value never shown.
-(The commands printing it and exiting with status 2: ``tests/system/test_bad_settings.py``.) ``run``: the process on the
-event loop the settings name."""
+(The commands printing it and exiting with status 2: ``tests/system/test_bad_settings.py``.)"""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
-import uvloop
 
 from service.config import SettingError
 from service.engine.engine import STRATEGIES
 from service.experiments.arms import BACKENDS
-from service.startup import load_settings, run
+from service.startup import load_settings
 
 
 def test_every_problem_is_named_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -39,16 +35,3 @@ def test_settings_that_can_work_are_read_with_the_flags_over_the_environment(mon
     settings = load_settings({"http_port": 8200, "continuous_batching": "greedy,beam"})
     assert (settings.http_port, settings.default_backend) == (8200, "beam")
     assert settings.continuous_strategies == {"greedy", "beam"}
-
-
-@pytest.mark.parametrize(("event_loop", "kind"), [("uvloop", uvloop.Loop), ("asyncio", asyncio.BaseEventLoop)])
-def test_the_process_runs_on_the_event_loop_its_settings_name(event_loop: str, kind: type) -> None:
-    ran_on: list[asyncio.AbstractEventLoop] = []
-
-    async def main() -> None:
-        ran_on.append(asyncio.get_running_loop())
-        await asyncio.sleep(0)
-
-    run(main(), load_settings({"event_loop": event_loop}))
-    assert isinstance(ran_on[0], kind) and ran_on[0].is_closed()
-    assert isinstance(ran_on[0], uvloop.Loop) == (event_loop == "uvloop")

@@ -110,8 +110,8 @@ async def closed_loop(
         "error_codes": load.errors,
         "req_per_s": answered / load.elapsed_s,
         "cpu_ms_per_req": cpu_ms,
-        "decoding_cpu_ms_per_req": decoding_ms if cpu_ms is not None and after.exported else None,
-        "gateway_cpu_ms_per_req": cpu_ms - decoding_ms if cpu_ms is not None and after.exported else None,
+        "decoding_cpu_ms_per_req": decoding_ms if cpu_ms is not None and after.decoding_exported else None,
+        "gateway_cpu_ms_per_req": cpu_ms - decoding_ms if cpu_ms is not None and after.decoding_exported else None,
         "client_cpu_ms_per_req": 1000 * load.cpu_s / max(1, answered),
         "client_processes": 1 if clients is None else min(clients.processes, concurrency),
         "loop_lag_mean_ms": loop_lag_ms(before, after),
@@ -228,12 +228,13 @@ def _part(loop_args: tuple[str, list[str], str | None, int, int], start_at: floa
 @dataclass(frozen=True)
 class ServerReadings:
     """What the server's ``/metrics`` said at one moment: its loop lag histogram's sum (seconds) and count, and its
-    decoding threads' CPU seconds over every queue; ``exported`` False when it has no such series (the peer)."""
+    decoding threads' CPU seconds over every queue; ``decoding_exported`` False when it has no such series (the peer,
+    or a server older than the series)."""
 
     lag_sum_s: float = 0.0
     lag_count: float = 0.0
     decoding_cpu_s: float = 0.0
-    exported: bool = False
+    decoding_exported: bool = False
 
 
 async def server_readings(url: str) -> ServerReadings:
@@ -254,7 +255,7 @@ async def server_readings(url: str) -> ServerReadings:
         samples.get(f"{LOOP_LAG}_sum", 0.0),
         samples.get(f"{LOOP_LAG}_count", 0.0),
         samples.get(f"{DECODING_CPU}_total", 0.0),
-        f"{LOOP_LAG}_count" in samples,
+        f"{DECODING_CPU}_total" in samples,
     )
 
 

@@ -48,7 +48,7 @@ from service.observability.logging import configure_logging
 from service.observability.loop_lag import watch_loop_lag
 from service.pipeline.pipeline import Pipeline
 from service.repository.sources import model_sources
-from service.startup import check_model, listen, load_settings, run
+from service.startup import check_model, listen, load_settings
 from service.wiring import Gateway
 
 log = logging.getLogger("gecserve")
@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings, flags, listener = _settings(args)
         configure_logging(settings.log_level)
-        run(serve(settings, listener, flags), settings)
+        asyncio.run(serve(settings, listener, flags))
     except SettingError as error:
         print(f"gecserve serve: {error}", file=sys.stderr)
         return 2
