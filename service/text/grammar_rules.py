@@ -501,12 +501,32 @@ def _there_their(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         and not _verb_tags(after.lower)
     ):
         yield _edit(word, _CONTRACTED[lower], "there_their", context)
-    elif opening and lower == "your" and following.lower == "welcome" and _ends_or_wants_verb(tokens, i + 2):
-        yield _edit(word, "you're", "there_their", context)
+    elif opening and lower == "your" and (adjective_at := _you_are(tokens, i + 1, i == 0)) is not None:
+        yield _edit(word, "you're", "there_their", (word.start, tokens[adjective_at].end))
     elif lower == "there" and i > 0 and not opening and tokens[i - 1].lower not in _AFTER_VERB_LIKE:
         adjective = set(_lemmas(following.lower)) == {"ADJ"} and following.lower not in _CLOSED_ADJECTIVES
         if adjective and after is not None and after.text.islower() and word_class(after.lower) == "NOUN":
             yield _edit(word, "their", "there_their", (word.start, after.end))
+
+
+_INTENSIFIERS = _words("very so too really quite")
+
+
+def _you_are(tokens: list[_Token], j: int, first: bool) -> int | None:
+    """Where "your" opening a clause is "you're": before an adjective, perhaps after an intensifier, that ends the
+    sentence ("Your very kind.", "Your right!": one that is also a noun only after an intensifier or where "your"
+    opens the sentence, ``first``), or "welcome" ending the clause or before "to" and a verb ("Your welcome to
+    stay"); the adjective's index. Not "Your dear," (a letter's close), "Your right to vote", "you and your future"."""
+    intensified = j < len(tokens) and tokens[j].lower in _INTENSIFIERS
+    k = j + intensified
+    if k >= len(tokens) or not tokens[k].text.islower():
+        return None
+    word, lemmas = tokens[k].lower, _lemmas(tokens[k].lower)
+    if word == "welcome":
+        return k if _ends_or_wants_verb(tokens, k + 1) else None
+    if "ADJ" not in lemmas or word in _CLOSED_ADJECTIVES or ("NOUN" in lemmas and not (intensified or first)):
+        return None
+    return k if k + 1 == len(tokens) or tokens[k + 1].text in (".", "!", "?") else None
 
 
 def _ends_or_wants_verb(tokens: list[_Token], j: int) -> bool:

@@ -94,6 +94,9 @@ FIXES = [
     ("I don't wants it.", "I don't want it.", "bare_verb"),
     ("Do you knows him?", "Do you know him?", "bare_verb"),
     ("Why do they likes it?", "Why do they like it?", "bare_verb"),
+    ("Your very kind.", "You're very kind.", "there_their"),  # "kind": a noun too, after an intensifier
+    ("Your right!", "You're right!", "there_their"),  # a noun too, "your" opening the sentence
+    ("Thank you, your so lucky.", "Thank you, you're so lucky.", "there_their"),
     ("The buses don't stops here.", "The buses don't stop here.", "bare_verb"),  # "stops": a noun too, after a subject
 ]
 
@@ -162,6 +165,8 @@ CORRECT = [
     "There are a man and a woman, and there are a Sir John and a Lady Ann.",  # both; a name
     "If there were a train, there would be a lot of people.",  # a wish
     'A few "don\'t worries" were heard. "And don\'t victuals spring up?" he asked.',  # a noun; a question's subject
+    "Your right to vote is yours. Your choice. Your dear friend, Anna.",  # a noun
+    "We spoke of you and your capital, that is, your objective.",  # a noun too, "your" not opening the sentence
     "They didn't used to touch things up!",  # "used to": written so as often as "use to"
     "The left did not, and the right did. Did you read it? I did hope so, and do tell me.",
 ]
