@@ -546,10 +546,11 @@ def _uncountable(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
 
 
 def _plural(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
-    """ "two new chair": a number word or quantifier, adjectives, then a singular noun that ends its phrase."""
+    """ "two new chair", "five more chair", "three other student": a number word or quantifier, perhaps "more" or
+    "other", adjectives, then a singular noun that ends its phrase."""
     if tokens[i].lower not in _NUMBERS | _QUANTIFIERS or (i > 0 and tokens[i - 1].lower in ("the", "a", "one")):
         return
-    j = i + 1
+    j = i + 1 + (i + 1 < len(tokens) and tokens[i + 1].lower in ("more", "other"))
     while j < len(tokens) and set(_lemmas(tokens[j].lower)) == {"ADJ"}:
         j += 1
     if j >= len(tokens) or j + 1 >= len(tokens):
@@ -557,12 +558,25 @@ def _plural(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     noun, after = tokens[j], tokens[j + 1]
     if not {"NOUN"} <= set(_lemmas(noun.lower)) <= {"NOUN", "VERB"} or not noun.text.islower():
         return
-    if noun.lower in _UNCOUNTABLE or after.lower not in _PHRASE_END:
+    if noun.lower in _UNCOUNTABLE or after.lower not in _PHRASE_END or _joins_modifiers(tokens, j + 1):
         return
     if _has_tag(noun.lower, "NOUN", "NN") and not _has_tag(noun.lower, "NOUN", "NNS"):
         plural = _inflections(noun.lower, "NOUN").get("NNS", ())
         if plural and plural[0] != noun.lower:
             yield _edit(noun, plural[0], "plural", (tokens[i].start, noun.end))
+
+
+def _is_plural(lower: str) -> bool:
+    """Whether ``lower`` is a plural noun and no singular one."""
+    return _has_tag(lower, "NOUN", "NNS") and not _has_tag(lower, "NOUN", "NN")
+
+
+def _joins_modifiers(tokens: list[_Token], k: int) -> bool:
+    """Whether ``tokens[k]`` is "and"/"or" between two nouns before a plural one, the first a modifier like the
+    second ("ten other city and police officials")."""
+    if tokens[k].lower not in _LIST_JOINS or k + 2 >= len(tokens):
+        return False
+    return tokens[k + 1].text.islower() and "NOUN" in _lemmas(tokens[k + 1].lower) and _is_plural(tokens[k + 2].lower)
 
 
 # -- comparatives -----------------------------------------------------------------------------------------------------

@@ -97,6 +97,8 @@ FIXES = [
     ("Your very kind.", "You're very kind.", "there_their"),  # "kind": a noun too, after an intensifier
     ("Your right!", "You're right!", "there_their"),  # a noun too, "your" opening the sentence
     ("Thank you, your so lucky.", "Thank you, you're so lucky.", "there_their"),
+    ("I have five more chair.", "I have five more chairs.", "plural"),
+    ("We met three other student in the hall.", "We met three other students in the hall.", "plural"),
     ("The buses don't stops here.", "The buses don't stop here.", "bare_verb"),  # "stops": a noun too, after a subject
 ]
 
@@ -167,6 +169,7 @@ CORRECT = [
     'A few "don\'t worries" were heard. "And don\'t victuals spring up?" he asked.',  # a noun; a question's subject
     "Your right to vote is yours. Your choice. Your dear friend, Anna.",  # a noun
     "We spoke of you and your capital, that is, your objective.",  # a noun too, "your" not opening the sentence
+    "He met ten other city and police officials, and many other of his friends.",  # a modifier; "other" a pronoun
     "They didn't used to touch things up!",  # "used to": written so as often as "use to"
     "The left did not, and the right did. Did you read it? I did hope so, and do tell me.",
 ]
