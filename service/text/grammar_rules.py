@@ -55,7 +55,7 @@ RULE_KINDS = {
         ),
         RuleKind(
             "bare_verb",
-            'a modal or "did" followed by another form than the bare verb ("She can sings", "Did you saw")',
+            'a modal or "do" followed by another form than the bare verb ("She can sings", "Did you left")',
             0.9,
         ),
         RuleKind("uncountable", 'an uncountable noun made plural ("informations")', 0.9),
@@ -147,13 +147,17 @@ def _has_tag(lower: str, upos: str, tag: str) -> bool:
     return any(lower in _inflections(lemma, upos).get(tag, ()) for lemma in _lemmas(lower).get(upos, ()))
 
 
-def _only_verb_tag(lower: str, tag: str, noun_too: bool = False) -> bool:
-    """Whether ``lower`` is a verb's ``tag`` form and no other form of a verb, and not an adjective, nor a noun unless
-    ``noun_too`` (where the context wants a verb: "he must finishes")."""
-    lemmas = _lemmas(lower)
-    if set(lemmas) != {"VERB"} and not (noun_too and set(lemmas) == {"VERB", "NOUN"}):
-        return False
-    return _verb_tags(lower) == {tag}
+def _only_verb_tag(lower: str, tags: frozenset[str], noun_too: bool = False, other_too: bool = False) -> bool:
+    """Whether ``lower`` is one verb's form of ``tags`` and no other form of a verb, and not an adjective, nor a noun
+    unless ``noun_too`` (where the context wants a verb: "he must finishes"), nor another part of speech than a noun
+    unless ``other_too`` (no auxiliary even then)."""
+    lemmas = set(_lemmas(lower))
+    if other_too:
+        fits = "VERB" in lemmas and "AUX" not in lemmas and len(_lemmas(lower)["VERB"]) == 1
+    else:
+        fits = lemmas == {"VERB"} or (noun_too and lemmas == {"VERB", "NOUN"})
+    verb_tags = _verb_tags(lower)
+    return fits and bool(verb_tags) and verb_tags <= tags
 
 
 def _verb_tags(lower: str) -> set[str]:
@@ -351,29 +355,40 @@ def _there_is(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
 # -- bare verbs after modals and "do" ---------------------------------------------------------------------------------
 
 
-_WANTS_BARE = {"didn't": "VBD", "did": "VBD", "doesn't": "VBZ", "does": "VBZ", "can't": "VBZ", "won't": "VBZ"}
-"""The verb form each head is wrongly followed by and that this rule replaces (modals: ``VBZ``)."""
+_DO = _words("do does did don't doesn't didn't")
+_WANTS_BARE = {head: frozenset({"VBZ", "VBD", "VBN"}) for head in ("did", "didn't")} | {
+    head: frozenset({"VBZ"}) for head in _MODALS | _DO - {"did", "didn't"} | {"can't", "won't"}
+}
+"""The verb forms each head is wrongly followed by and that this rule replaces: after "did" every form but the bare
+one; after a modal, "do" and "does" the -s form ("I don't wants"; "I don't went" may want "didn't go")."""
 
 
 def _bare_verb(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
-    """ "She can sings", "didn't went", "Did you went", "Where did you saw": a modal or "do" followed by another form
-    than the bare verb; "did"/"does" only negated or opening a question, alone or after a question word (elsewhere
-    they may be the main verb: "all you do becomes")."""
+    """ "She can sings", "didn't went", "Did you went", "Where did you saw", "I don't wants", "Does he knows": a modal
+    or "do" followed by another form than the bare verb; "do", "did" and "does" only negated or opening a question,
+    alone or after a question word (elsewhere they may be the main verb: "all you do becomes"), "don't", "doesn't" and
+    "didn't" not opening a question."""
     head = tokens[i].lower
-    wrong = "VBZ" if head in _MODALS else _WANTS_BARE.get(head)
+    wrong = _WANTS_BARE.get(head)
     if wrong is None or (i > 0 and tokens[i - 1].lower in _BEFORE_NOUN):
         return  # "a can of", "his will"
+    if head in _DO and head.endswith("n't") and _asks(tokens, i):
+        return  # "And don't victuals spring up?": a question, whose subject comes next
     j = i + 1
     subject = i > 0 and tokens[i - 1].lower in _PRONOUNS  # "he must finishes": a verb, though also a noun
+    if head in _DO and i > 0 and tokens[i - 1].is_word and tokens[i - 1].lower not in _BOUNDARY | _WH:
+        subject = True  # "education don't stops", not 'a few "don't worries"'
     if j < len(tokens) and tokens[j].lower == "not":
         j += 1
-    elif head in ("did", "does") and _opens_question(tokens, i) and j < len(tokens) and tokens[j].lower in _PRONOUNS:
+    elif head in _DO and _opens_question(tokens, i) and j < len(tokens) and tokens[j].lower in _PRONOUNS:
         j, subject = j + 1, True  # "Did you went", "Where did you went"
-    elif head in ("did", "does"):
+    elif head in ("do", "did", "does"):
         return
     if j < len(tokens) and tokens[j].text.islower():
         verb = tokens[j]
-        lemma = _bare_form(verb.lower, wrong, subject)
+        after = tokens[j + 1].lower if j + 1 < len(tokens) else ""
+        past = head in ("did", "didn't") and _verb_follows(verb.lower, after)
+        lemma = _bare_form(verb.lower, wrong, subject, past)
         if lemma is not None and lemma != verb.lower:
             yield _edit(verb, lemma, "bare_verb", (tokens[i].start, verb.end))
 
@@ -381,25 +396,44 @@ def _bare_verb(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
 _WH = _words("what where when why how who which")
 
 
+def _asks(tokens: list[_Token], i: int) -> bool:
+    """Whether ``tokens[i]`` opens a clause (or follows a question word) and a question mark follows it."""
+    opening = i == 0 or tokens[i - 1].lower in _BOUNDARY | _WH
+    return opening and any(t.text == "?" for t in tokens[i + 1 :])
+
+
 def _opens_question(tokens: list[_Token], i: int) -> bool:
     """Whether ``tokens[i]`` opens the sentence, or follows a question word that does ("Where did you")."""
     return i == 0 or (i == 1 and tokens[0].lower in _WH)
 
 
+def _verb_follows(lower: str, after: str) -> bool:
+    """After "did", whether a past form the lexicon also reads as another part of speech is the verb: a form not in
+    "-ed" ("Did you left?"), or one that "to" or an object follows ("I didn't wanted to go"); not a participle that
+    reads as an adjective alone ("I didn't interested in it", "Did you tired?": a learner's "be", not "do"), nor
+    "used to" ("They didn't used to": written so as often as "use to")."""
+    if lower == "used" and after == "to":
+        return False
+    return not lower.endswith("ed") or after in _VERB_FOLLOWS | {"to"}
+
+
 _RARE_PAST_ZIPF = 3.0  # "sawed", "felled": a verb this rare in the past is not the one a writer meant after "did"
 
 
-def _bare_form(lower: str, wrong: str, subject: bool) -> str | None:
-    """The bare verb of ``lower`` where it is a verb's ``wrong`` form and no other (``_only_verb_tag``), or a past
-    form that is also the bare form of another, rarer verb ("saw": to saw, whose past "sawed" is rare; "fell"), which
-    after "did" and a subject is the past of the common one (a word more common than the verb it is the past of, as
-    "weed" is than "wee", is left alone). Left alone: such a form whose own verb is common ("found":
-    to found, "founded"; "lay": to lay, "laid"; "wound", "bore")."""
-    if _only_verb_tag(lower, wrong, subject):
+def _bare_form(lower: str, wrong: frozenset[str], subject: bool, other_too: bool = False) -> str | None:
+    """The bare verb of ``lower`` where it is a verb's ``wrong`` form and no other (``_only_verb_tag``; ``other_too``:
+    though the lexicon also reads it as another part of speech), or a past form that is also the bare form of another,
+    rarer verb ("saw": to saw, whose past "sawed" is rare; "fell"), which after "did" and a subject is the past of the
+    common one (a word more common than the verb it is the past of, as "weed" is than "wee", is left alone). Left
+    alone: such a form whose own verb is common ("found": to found, "founded"; "lay": to lay, "laid"; "wound",
+    "bore")."""
+    if _only_verb_tag(lower, wrong, subject, other_too):
         return _lemmas(lower)["VERB"][0]
     lemmas = _lemmas(lower)
     verbs = lemmas.get("VERB", ())
-    if wrong != "VBD" or not subject or lower not in verbs or len(verbs) != 2 or set(lemmas) - {"VERB", "NOUN", "ADJ"}:
+    if "VBD" not in wrong or not subject or lower not in verbs or len(verbs) != 2:
+        return None
+    if set(lemmas) - {"VERB", "NOUN", "ADJ"}:
         return None
     common = next(v for v in verbs if v != lower)
     past = _inflections(lower, "VERB").get("VBD", ())
@@ -467,12 +501,32 @@ def _there_their(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         and not _verb_tags(after.lower)
     ):
         yield _edit(word, _CONTRACTED[lower], "there_their", context)
-    elif opening and lower == "your" and following.lower == "welcome" and _ends_or_wants_verb(tokens, i + 2):
-        yield _edit(word, "you're", "there_their", context)
+    elif opening and lower == "your" and (adjective_at := _you_are(tokens, i + 1, i == 0)) is not None:
+        yield _edit(word, "you're", "there_their", (word.start, tokens[adjective_at].end))
     elif lower == "there" and i > 0 and not opening and tokens[i - 1].lower not in _AFTER_VERB_LIKE:
         adjective = set(_lemmas(following.lower)) == {"ADJ"} and following.lower not in _CLOSED_ADJECTIVES
         if adjective and after is not None and after.text.islower() and word_class(after.lower) == "NOUN":
             yield _edit(word, "their", "there_their", (word.start, after.end))
+
+
+_INTENSIFIERS = _words("very so too really quite")
+
+
+def _you_are(tokens: list[_Token], j: int, first: bool) -> int | None:
+    """Where "your" opening a clause is "you're": before an adjective, perhaps after an intensifier, that ends the
+    sentence ("Your very kind.", "Your right!": one that is also a noun only after an intensifier or where "your"
+    opens the sentence, ``first``), or "welcome" ending the clause or before "to" and a verb ("Your welcome to
+    stay"); the adjective's index. Not "Your dear," (a letter's close), "Your right to vote", "you and your future"."""
+    intensified = j < len(tokens) and tokens[j].lower in _INTENSIFIERS
+    k = j + intensified
+    if k >= len(tokens) or not tokens[k].text.islower():
+        return None
+    word, lemmas = tokens[k].lower, _lemmas(tokens[k].lower)
+    if word == "welcome":
+        return k if _ends_or_wants_verb(tokens, k + 1) else None
+    if "ADJ" not in lemmas or word in _CLOSED_ADJECTIVES or ("NOUN" in lemmas and not (intensified or first)):
+        return None
+    return k if k + 1 == len(tokens) or tokens[k + 1].text in (".", "!", "?") else None
 
 
 def _ends_or_wants_verb(tokens: list[_Token], j: int) -> bool:
@@ -492,10 +546,11 @@ def _uncountable(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
 
 
 def _plural(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
-    """ "two new chair": a number word or quantifier, adjectives, then a singular noun that ends its phrase."""
+    """ "two new chair", "five more chair", "three other student": a number word or quantifier, perhaps "more" or
+    "other", adjectives, then a singular noun that ends its phrase."""
     if tokens[i].lower not in _NUMBERS | _QUANTIFIERS or (i > 0 and tokens[i - 1].lower in ("the", "a", "one")):
         return
-    j = i + 1
+    j = i + 1 + (i + 1 < len(tokens) and tokens[i + 1].lower in ("more", "other"))
     while j < len(tokens) and set(_lemmas(tokens[j].lower)) == {"ADJ"}:
         j += 1
     if j >= len(tokens) or j + 1 >= len(tokens):
@@ -503,12 +558,25 @@ def _plural(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     noun, after = tokens[j], tokens[j + 1]
     if not {"NOUN"} <= set(_lemmas(noun.lower)) <= {"NOUN", "VERB"} or not noun.text.islower():
         return
-    if noun.lower in _UNCOUNTABLE or after.lower not in _PHRASE_END:
+    if noun.lower in _UNCOUNTABLE or after.lower not in _PHRASE_END or _joins_modifiers(tokens, j + 1):
         return
     if _has_tag(noun.lower, "NOUN", "NN") and not _has_tag(noun.lower, "NOUN", "NNS"):
         plural = _inflections(noun.lower, "NOUN").get("NNS", ())
         if plural and plural[0] != noun.lower:
             yield _edit(noun, plural[0], "plural", (tokens[i].start, noun.end))
+
+
+def _is_plural(lower: str) -> bool:
+    """Whether ``lower`` is a plural noun and no singular one."""
+    return _has_tag(lower, "NOUN", "NNS") and not _has_tag(lower, "NOUN", "NN")
+
+
+def _joins_modifiers(tokens: list[_Token], k: int) -> bool:
+    """Whether ``tokens[k]`` is "and"/"or" between two nouns before a plural one, the first a modifier like the
+    second ("ten other city and police officials")."""
+    if tokens[k].lower not in _LIST_JOINS or k + 2 >= len(tokens):
+        return False
+    return tokens[k + 1].text.islower() and "NOUN" in _lemmas(tokens[k + 1].lower) and _is_plural(tokens[k + 2].lower)
 
 
 # -- comparatives -----------------------------------------------------------------------------------------------------

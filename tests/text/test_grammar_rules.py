@@ -87,6 +87,19 @@ FIXES = [
     ("There is a lot of people here.", "There are a lot of people here.", "agreement"),
     ("There was lots of cars.", "There were lots of cars.", "agreement"),
     ("There are a big problem with it.", "There is a big problem with it.", "agreement"),
+    ("Did you left early?", "Did you leave early?", "bare_verb"),  # "left": an adjective and a noun too
+    ("I didn't wanted to go.", "I didn't want to go.", "bare_verb"),  # "wanted": an adjective too, "to" after it
+    ("He didn't told me.", "He didn't tell me.", "bare_verb"),  # a past that is also the participle
+    ("Did he knows the way?", "Did he know the way?", "bare_verb"),
+    ("I don't wants it.", "I don't want it.", "bare_verb"),
+    ("Do you knows him?", "Do you know him?", "bare_verb"),
+    ("Why do they likes it?", "Why do they like it?", "bare_verb"),
+    ("Your very kind.", "You're very kind.", "there_their"),  # "kind": a noun too, after an intensifier
+    ("Your right!", "You're right!", "there_their"),  # a noun too, "your" opening the sentence
+    ("Thank you, your so lucky.", "Thank you, you're so lucky.", "there_their"),
+    ("I have five more chair.", "I have five more chairs.", "plural"),
+    ("We met three other student in the hall.", "We met three other students in the hall.", "plural"),
+    ("The buses don't stops here.", "The buses don't stop here.", "bare_verb"),  # "stops": a noun too, after a subject
 ]
 
 
@@ -153,6 +166,12 @@ CORRECT = [
     "There are a few cars, there are a number of them and there are a great many.",  # a count of many
     "There are a man and a woman, and there are a Sir John and a Lady Ann.",  # both; a name
     "If there were a train, there would be a lot of people.",  # a wish
+    'A few "don\'t worries" were heard. "And don\'t victuals spring up?" he asked.',  # a noun; a question's subject
+    "Your right to vote is yours. Your choice. Your dear friend, Anna.",  # a noun
+    "We spoke of you and your capital, that is, your objective.",  # a noun too, "your" not opening the sentence
+    "He met ten other city and police officials, and many other of his friends.",  # a modifier; "other" a pronoun
+    "They didn't used to touch things up!",  # "used to": written so as often as "use to"
+    "The left did not, and the right did. Did you read it? I did hope so, and do tell me.",
 ]
 
 
@@ -171,6 +190,17 @@ def test_correct_english_is_left_alone(text: str) -> None:
     ],
 )
 def test_the_verb_patterns_left_out_are_left_to_the_model(text: str) -> None:
+    assert find_rule_edits(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I don't went there, and does she went too?",  # "don't go" or "didn't go": the tense is the writer's
+        "I didn't interested in it. Did you tired?",  # a participle read as an adjective: a learner's "be"
+    ],
+)
+def test_a_verb_after_do_whose_fix_the_rule_cannot_know_is_left_to_the_model(text: str) -> None:
     assert find_rule_edits(text) == []
 
 
