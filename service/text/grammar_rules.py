@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Final, Literal
 
 import inflect
 import lemminflect
@@ -123,12 +124,16 @@ _NUMBERS = _words(
     "two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred"
 )
 _QUANTIFIERS = _words("many several few various")
+_COUNTS = _NUMBERS | _QUANTIFIERS  # what a plural noun follows
 _PHRASE_END = _words(". , ! ? ; : and or in on at of for with from to that which who")  # what may follow a plural
 _UNCOUNTABLE = _words(
     "information advice furniture homework equipment knowledge luggage baggage vocabulary housework"
 )  # the nouns learners pluralise that English never does
 _NEVER_TWICE = _words("the a an to of with from my your his her our their are were and I we they")
-_PRONOUNS = _words("i you we they he she it")
+_REPEAT_HEADS = _NEVER_TWICE | {"i"}  # as ``_Token.lower`` reads them: "I" is "i"
+_THIRD = _words("he she it")
+_PLAIN_SUBJECTS = _words("i you we they")  # the subjects of a verb's plain present
+_PRONOUNS = _PLAIN_SUBJECTS | _THIRD
 _BEFORE_NOUN = _words("a an the this that his her my your our their its in on of for by")  # "a can", "his will"
 
 
@@ -181,7 +186,7 @@ def _repeated(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     """The repeats of a function word deleted with the blanks before them ("the the", "the the the": one edit for the
     run, from its first word)."""
     first = tokens[i]
-    if first.lower not in _NEVER_TWICE | {"i"} or (i > 0 and _repeats(text, tokens[i - 1], first)):
+    if first.lower not in _REPEAT_HEADS or (i > 0 and _repeats(text, tokens[i - 1], first)):
         return
     last = i
     while last + 1 < len(tokens) and _repeats(text, tokens[last], tokens[last + 1]):
@@ -210,6 +215,7 @@ def _capital(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
 # -- a or an ---------------------------------------------------------------------------------------------------------
 
 _ENGLISH = inflect.engine()
+_ARTICLES = _words("a an")
 _NOT_ARTICLE_BEFORE = _words("another other enough each every any all only so as such i")  # "a another", "an so on"
 _LETTER_NAMES = _words("letter grade vitamin plan option section part point item exhibit appendix class type")
 _ARTICLE_ZIPF = 3.0  # the word after the article is a well-known one (not "an mmapped file", jargon read aloud)
@@ -228,7 +234,7 @@ def _article(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     before an "h" ("an historic": both are written), and "an" after a noun, adjective or pronoun or before a word
     that is no noun or adjective, where it is more often a typed "and" ("mad an hungry", "an so on")."""
     article = tokens[i]
-    if article.lower not in ("a", "an") or (article.text == "A" and i > 0) or i + 1 >= len(tokens):
+    if article.lower not in _ARTICLES or (article.text == "A" and i > 0) or i + 1 >= len(tokens):
         return
     word, after = tokens[i + 1], tokens[i + 2].text if i + 2 < len(tokens) else ""
     previous = tokens[i - 1].lower if i > 0 else ""
@@ -254,7 +260,6 @@ def _article(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
 # -- agreement of auxiliaries ----------------------------------------------------------------------------------------
 
 _BOUNDARY = _words(", ; : ( and but so because when if that then")  # what may stand before a clause's subject
-_THIRD = _words("he she it")
 _THIRD_AUX = {"don't": "doesn't", "do": "does", "have": "has"}
 _PLAIN_AUX = {"doesn't": "don't", "does": "do", "has": "have"}
 _POSSESSIVES = _words("my his her our your their the")
@@ -281,7 +286,7 @@ def _agreement(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         yield _edit(verb, "were", "agreement", context)
     elif subject in _THIRD and lower in _THIRD_AUX and not _past_sentence(tokens):
         yield _edit(verb, _THIRD_AUX[lower], "agreement", context)
-    elif subject in ("i", "you", "we", "they") and lower in _PLAIN_AUX and (subject != "i" or lower != "does"):
+    elif subject in _PLAIN_SUBJECTS and lower in _PLAIN_AUX and (subject != "i" or lower != "does"):
         yield _edit(verb, _PLAIN_AUX[lower], "agreement", context)
     elif subject in _THIRD and verb.text.islower() and not _past_sentence(tokens) and _present_plain(lower):
         inflected = _inflections(_lemmas(lower)["VERB"][0], "VERB").get("VBZ", ())
@@ -329,7 +334,7 @@ def _there_is(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         return
     verb, words = tokens[i + 1], [t.lower for t in tokens[i + 2 : i + 6]]
     if verb.lower in ("is", "was"):
-        if words[0] in _NUMBERS | _QUANTIFIERS and tokens[i + 3].is_word:
+        if words[0] in _COUNTS and tokens[i + 3].is_word:
             end = tokens[i + 3].end
         elif words[:3] == ["a", "lot", "of"] or words[:2] == ["lots", "of"]:
             at = 3 if words[0] == "a" else 2  # the noun, after "a lot of" or "lots of"
@@ -539,16 +544,19 @@ def _ends_or_wants_verb(tokens: list[_Token], j: int) -> bool:
 # -- nouns ------------------------------------------------------------------------------------------------------------
 
 
+_UNCOUNTABLE_PLURALS = frozenset(noun + "s" for noun in _UNCOUNTABLE)
+
+
 def _uncountable(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     word = tokens[i]
-    if word.lower.endswith("s") and word.lower[:-1] in _UNCOUNTABLE and word.text.islower():
+    if word.lower in _UNCOUNTABLE_PLURALS and word.text.islower():
         yield _edit(word, word.lower[:-1], "uncountable", (word.start, word.end))
 
 
 def _plural(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     """ "two new chair", "five more chair", "three other student": a number word or quantifier, perhaps "more" or
     "other", adjectives, then a singular noun that ends its phrase."""
-    if tokens[i].lower not in _NUMBERS | _QUANTIFIERS or (i > 0 and tokens[i - 1].lower in ("the", "a", "one")):
+    if tokens[i].lower not in _COUNTS or (i > 0 and tokens[i - 1].lower in ("the", "a", "one")):
         return
     j = i + 1 + (i + 1 < len(tokens) and tokens[i + 1].lower in ("more", "other"))
     while j < len(tokens) and set(_lemmas(tokens[j].lower)) == {"ADJ"}:
@@ -581,11 +589,13 @@ def _joins_modifiers(tokens: list[_Token], k: int) -> bool:
 
 # -- comparatives -----------------------------------------------------------------------------------------------------
 
+_MORE_MOST = _words("more most")
+
 
 def _comparative(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
     """ "more taller", "the most cheapest": "more"/"most" deleted before an adjective's own -er/-est form."""
     head = tokens[i].lower
-    if head not in ("more", "most") or i + 1 >= len(tokens):
+    if head not in _MORE_MOST or i + 1 >= len(tokens):
         return
     adjective = tokens[i + 1]
     lemmas = _lemmas(adjective.lower)
@@ -737,36 +747,67 @@ def _be_agree(text: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
 
 
 Rule = Callable[[str, list[_Token], int], Iterator[RuleEdit]]
+_FIRST_TOKEN: Final = "first token"
+Trigger = frozenset[str] | Literal["first token"]
+"""Where a rule can yield: at a token whose word (``_Token.lower``) is one of the set, or, ``_FIRST_TOKEN``, only at
+the sentence's first token, whatever its word."""
 
-_RULES: tuple[Rule, ...] = (
-    _repeated,
-    _article,
-    _capital,
-    _agreement,
-    _noun_subject,
-    _there_is,
-    _bare_verb,
-    _uncountable,
-    _plural,
-    _comparative,
-    _conditional,
-    _there_their,
-    _past_time,
-    _explain_to,
-    _suggest_that,
-    _look_forward,
-    _be_agree,
+_RULES: tuple[tuple[Rule, Trigger], ...] = (
+    (_repeated, _REPEAT_HEADS),
+    (_article, _ARTICLES),
+    (_capital, _FIRST_TOKEN),
+    (_agreement, _PRONOUNS),  # each branch wants a subject of _PLAIN_SUBJECTS or _THIRD
+    (_noun_subject, _POSSESSIVES),
+    (_there_is, _words("there")),
+    (_bare_verb, frozenset(_WANTS_BARE)),
+    (_uncountable, _UNCOUNTABLE_PLURALS),
+    (_plural, _COUNTS),
+    (_comparative, _MORE_MOST),
+    (_conditional, _words("if")),
+    (_there_their, frozenset(_CONTRACTED)),
+    (_past_time, _FIRST_TOKEN),
+    (_explain_to, _EXPLAIN),
+    (_suggest_that, _SUGGEST),
+    (_look_forward, _LOOK),
+    (_be_agree, frozenset(_BE_AGREE)),
 )
+"""Every rule in the order it runs at a token (the first edit found wins on overlap), with its trigger: the words its
+early returns let through at ``tokens[i]``; ``find_rule_edits`` runs it at no other token."""
+
+
+def _rules_for(word: str | None, first: bool) -> tuple[Rule, ...]:
+    """The rules whose trigger admits ``word`` (None: a word no trigger names), at the first token or another, in
+    ``_RULES``'s order."""
+    return tuple(rule for rule, trigger in _RULES if (first if trigger == _FIRST_TOKEN else word in trigger))
+
+
+_TRIGGER_WORDS = frozenset(word for _, trigger in _RULES if trigger != _FIRST_TOKEN for word in trigger)
+_AT_WORD = {word: _rules_for(word, first=False) for word in _TRIGGER_WORDS}
+_AT_FIRST_WORD = {word: _rules_for(word, first=True) for word in _TRIGGER_WORDS}
+_AT_FIRST = _rules_for(None, first=True)
+
+
+def _rules_at(tokens: list[_Token], i: int) -> tuple[Rule, ...]:
+    """The rules that can yield at ``tokens[i]``, in ``_RULES``'s order."""
+    if i == 0:
+        return _AT_FIRST_WORD.get(tokens[0].lower, _AT_FIRST)
+    return _AT_WORD.get(tokens[i].lower, ())
+
+
+def _found(text: str, tokens: list[_Token]) -> list[RuleEdit]:
+    """Every rule's edits at every token of ``text`` where its trigger admits it, token by token in ``_RULES``'s
+    order: the same list as running each rule at each token."""
+    found: list[RuleEdit] = []
+    for i in range(len(tokens)):
+        for rule in _rules_at(tokens, i):
+            found.extend(rule(text, tokens, i))
+    return found
 
 
 def find_rule_edits(text: str, starts_sentence: bool = True) -> list[RuleEdit]:
     """The rule edits of one sentence ``text``, sorted, none overlapping another's span (the first found wins);
     ``starts_sentence``: ``text`` starts a sentence (else its first word keeps its case)."""
-    tokens = _tokens(text)
-    found: list[RuleEdit] = []
-    for i in range(len(tokens)):
-        for rule in _RULES:
-            found.extend(rule(text, tokens, i))
+    found = _found(text, _tokens(text))
     if not starts_sentence:
         found = [edit for edit in found if edit.kind != "capital"]
     kept: list[RuleEdit] = []
