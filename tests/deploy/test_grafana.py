@@ -57,7 +57,7 @@ def exported() -> dict[str, frozenset[str]]:
     metrics.edit_category("exp", "accelerated", "R:VERB:SVA")
     metrics.observe_queue_wait("accelerated", 0.001)
     metrics.observe_batch("accelerated", 2, 32)
-    metrics.observe_batch_duration("accelerated", 0.004)
+    metrics.observe_batch_duration("accelerated", 0.004, 0.003)
     metrics.observe_decode("accelerated", 3, [4, 2, 1])
     metrics.drop_jobs("accelerated", "queue_full")
     metrics.batch_error("accelerated", "engine")
