@@ -119,6 +119,11 @@ def test_overload_gives_503_with_retry_after(tmp_path) -> None:
         server.stop()
 
 
+def _counted(before: str, after: str, name: str, **labels: str) -> float:
+    """How much the series ``name`` (its samples with ``labels``) grew between two reads of ``/metrics``."""
+    return metric(after, name, **labels) - metric(before, name, **labels)
+
+
 def test_admission_refuses_at_once_what_cannot_finish_by_its_deadline(tmp_path) -> None:
     """200 simultaneous requests, more work than fits in the deadline: the excess gets 503 at once
     (Retry-After from the backlog), and admitted requests finish in time instead of timing out. The queue's
@@ -127,20 +132,30 @@ def test_admission_refuses_at_once_what_cannot_finish_by_its_deadline(tmp_path) 
         tmp_path, request_timeout_s=1.0, max_batch_size=1, max_queue=100_000, cache_size=0, admit_by_load=False
     )
     try:
-        payloads = [{"text": t} for t in _paragraphs(200, 12, seed=7)]
-        responses = asyncio.run(_post_all(server.url + "/v1/correct", payloads))
-        statuses = [r.status_code for r in responses]
-        assert statuses.count(200) > 0 and statuses.count(503) > 0, statuses
-        # Without admission by estimated wait, about 4 in 5 of these time out (the queue holds them all);
-        # with it, a burst from idle still sees a few (the estimate comes from calmer batches).
-        assert statuses.count(504) < len(statuses) // 4, f"{statuses.count(504)} admitted requests timed out"
-        refused = [r for r in responses if r.status_code == 503]
-        assert all(1 <= int(r.headers["retry-after"]) <= 60 for r in refused)
-        metrics = httpx.get(server.url + "/metrics").text
-        assert metric(metrics, "gecserve_jobs_dropped_total", queue="accelerated", reason="wait") == len(refused)
-        # those refused before preprocessing are counted as shed; the rest were refused when their sentences came
-        shed = metric(metrics, "gecserve_requests_shed_total")
-        assert 0 < shed == metric(metrics, "gecserve_requests_shed_total", reason="queue") <= len(refused)
+        # Some refusals come before preprocessing (shed), when a request's admission runs after earlier ones
+        # queued their sentences; a busy machine may let every handler of a burst run its admission before any
+        # sentence is queued: up to three bursts, each checked on its own counts.
+        for burst in range(3):
+            before = httpx.get(server.url + "/metrics").text
+            payloads = [{"text": t} for t in _paragraphs(200, 12, seed=7 + burst)]
+            responses = asyncio.run(_post_all(server.url + "/v1/correct", payloads))
+            after = httpx.get(server.url + "/metrics").text
+            statuses = [r.status_code for r in responses]
+            assert statuses.count(200) > 0 and statuses.count(503) > 0, statuses
+            # Without admission by estimated wait, about 4 in 5 of these time out (the queue holds them all);
+            # with it, a burst from idle still sees a few (the estimate comes from calmer batches).
+            assert statuses.count(504) < len(statuses) // 4, f"{statuses.count(504)} admitted requests timed out"
+            refused = [r for r in responses if r.status_code == 503]
+            assert all(1 <= int(r.headers["retry-after"]) <= 60 for r in refused)
+            dropped = _counted(before, after, "gecserve_jobs_dropped_total", queue="accelerated", reason="wait")
+            assert dropped == len(refused)
+            # those refused before preprocessing are counted as shed; the rest were refused when their sentences
+            # came
+            shed = _counted(before, after, "gecserve_requests_shed_total")
+            assert shed == _counted(before, after, "gecserve_requests_shed_total", reason="queue") <= len(refused)
+            if shed > 0:
+                break
+        assert shed > 0, "no request of three bursts was refused before its preprocessing"
     finally:
         server.stop()
 
