@@ -156,11 +156,11 @@ def _only_verb_tag(lower: str, tags: frozenset[str], noun_too: bool = False, oth
     """Whether ``lower`` is one verb's form of ``tags`` and no other form of a verb, and not an adjective, nor a noun
     unless ``noun_too`` (where the context wants a verb: "he must finishes"), nor another part of speech than a noun
     unless ``other_too`` (no auxiliary even then)."""
-    lemmas = set(_lemmas(lower))
+    lemmas = _lemmas(lower)
     if other_too:
-        fits = "VERB" in lemmas and "AUX" not in lemmas and len(_lemmas(lower)["VERB"]) == 1
+        fits = "VERB" in lemmas and "AUX" not in lemmas and len(lemmas["VERB"]) == 1
     else:
-        fits = lemmas == {"VERB"} or (noun_too and lemmas == {"VERB", "NOUN"})
+        fits = set(lemmas) == {"VERB"} or (noun_too and set(lemmas) == {"VERB", "NOUN"})
     verb_tags = _verb_tags(lower)
     return fits and bool(verb_tags) and verb_tags <= tags
 
@@ -339,14 +339,14 @@ def _there_is(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         elif words[:3] == ["a", "lot", "of"] or words[:2] == ["lots", "of"]:
             at = 3 if words[0] == "a" else 2  # the noun, after "a lot of" or "lots of"
             noun = words[at] if at < len(words) else ""
-            plural = noun == "people" or (_has_tag(noun, "NOUN", "NNS") and not _has_tag(noun, "NOUN", "NN"))
+            plural = noun == "people" or _is_plural(noun)
             if not plural or noun in _UNCOUNTABLE:
                 return  # "There is a lot of water", "lots of news"
             end = tokens[i + 2 + at].end
         else:
             return
         yield _edit(verb, "are" if verb.lower == "is" else "were", "agreement", (tokens[i].start, end))
-    elif verb.lower == "are" and words[0] in ("a", "an") and words[1] not in _NOT_ONE:  # "if there were a": a wish
+    elif verb.lower == "are" and words[0] in _ARTICLES and words[1] not in _NOT_ONE:  # "if there were a": a wish
         j = i + 3 + (len(words) > 2 and set(_lemmas(words[1])) == {"ADJ"})  # "a big problem"
         after = tokens[j + 1].lower if j + 1 < len(tokens) else ""
         if j >= len(tokens) or tokens[j].lower in _NOT_ONE or after in ("of", "and", "or"):
@@ -381,7 +381,7 @@ def _bare_verb(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
         return  # "And don't victuals spring up?": a question, whose subject comes next
     j = i + 1
     subject = i > 0 and tokens[i - 1].lower in _PRONOUNS  # "he must finishes": a verb, though also a noun
-    if head in _DO and i > 0 and tokens[i - 1].is_word and tokens[i - 1].lower not in _BOUNDARY | _WH:
+    if head in _DO and i > 0 and tokens[i - 1].is_word and tokens[i - 1].lower not in _CLAUSE_OPENERS:
         subject = True  # "education don't stops", not 'a few "don't worries"'
     if j < len(tokens) and tokens[j].lower == "not":
         j += 1
@@ -399,11 +399,12 @@ def _bare_verb(_: str, tokens: list[_Token], i: int) -> Iterator[RuleEdit]:
 
 
 _WH = _words("what where when why how who which")
+_CLAUSE_OPENERS = _BOUNDARY | _WH  # what may stand before a clause's subject or its question word's verb
 
 
 def _asks(tokens: list[_Token], i: int) -> bool:
     """Whether ``tokens[i]`` opens a clause (or follows a question word) and a question mark follows it."""
-    opening = i == 0 or tokens[i - 1].lower in _BOUNDARY | _WH
+    opening = i == 0 or tokens[i - 1].lower in _CLAUSE_OPENERS
     return opening and any(t.text == "?" for t in tokens[i + 1 :])
 
 
