@@ -388,7 +388,8 @@ class LocalBatcher:
         finished = self._finished[index] = _Finished()
 
         def deliver(finished: list[tuple[Job, Any]]) -> None:  # in the decoding thread; settled in order on the loop
-            loop.call_soon_threadsafe(self._finish, index, finished)
+            if finished:  # a pass that finished nothing wakes nobody
+                loop.call_soon_threadsafe(self._finish, index, finished)
 
         cpu = [0.0]  # the decoding thread's CPU seconds in this call
 

@@ -28,7 +28,7 @@ exception instance fails only its own job; raising fails the whole batch."""
 
 Deliver = Callable[[list[tuple[Job, Any]]], None]
 """``deliver(finished)``: jobs that finished together, each with its result or the exception that fails it, from
-any thread."""
+any thread; none where a pass finished none."""
 
 
 class RunningBatch(Protocol):

@@ -54,18 +54,18 @@ class IterationBatch:
 
     def advance(self, joining: list[Job], wake: threading.Event, deliver: Deliver) -> None:
         try:
-            _deliver_any(deliver, self._join(joining))
+            deliver(self._join(joining))
             try:
                 while self._held:
-                    _deliver_any(deliver, self._drop_expired())
+                    deliver(self._drop_expired())
                     if not self._held:
                         break
                     finished = self._decoder.step()
-                    _deliver_any(deliver, self._finished(finished))
+                    deliver(self._finished(finished))
                     if wake.is_set() and self.max_rows - len(self._held) >= self.join_at:
                         break
             except Exception as error:
-                _deliver_any(deliver, self._recover(error))
+                deliver(self._recover(error))
         finally:
             self.ended()
 
@@ -154,7 +154,7 @@ class PayloadBatch:
                     groups.setdefault(job.payload, []).append(job)
                 else:
                     closed.append(job)
-            _deliver_any(deliver, list(zip(closed, decode_by_payload(self.engine, closed), strict=True)))
+            deliver(list(zip(closed, decode_by_payload(self.engine, closed), strict=True)))
             running = [key for key, batch in self.batches.items() if batch.active and key not in groups]
             for key in [*groups, *running]:
                 batch = self.batches.get(key)
@@ -172,13 +172,7 @@ class PayloadBatch:
         try:
             batch = IterationBatch(self.engine, *key, self.max_rows, lambda: None)
         except ValueError as error:
-            _deliver_any(deliver, [(job, error) for job in jobs])
+            deliver([(job, error) for job in jobs])
             return None
         self.batches[key] = batch
         return batch
-
-
-def _deliver_any(deliver: Deliver, finished: list[tuple[Job, Any]]) -> None:
-    """Hand ``finished`` to ``deliver`` unless it is empty: a pass that finished nothing wakes nobody."""
-    if finished:
-        deliver(finished)
