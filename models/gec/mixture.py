@@ -30,20 +30,8 @@ from models.gec.corpora import Pair, learner_pairs, read_lines, sample_mono
 from models.gec.dataset import PackedPairs, pack_pairs
 from models.gec.noise.calibrate import calibrate, m2_files
 from models.gec.noise.generator import NoiseGenerator, load_calibration
+from models.gec.prepare import TARGETED_WEIGHTS
 
-TARGETED_WEIGHTS = {
-    "det_wrong": 0.08,
-    "verb_sva": 0.10,
-    "noun_number": 0.10,
-    "verb_form": 0.08,
-    "adj_form": 0.04,
-    "confusion": 0.04,
-    "repeated_word": 0.02,
-    "capitalisation": 0.06,
-    "prep_extra": 0.04,
-    "spelling": 0.13,
-    "verb_tense": 0.03,  # mostly another correct sentence on a single clean one ("is" -> "was")
-}
 DEV_FILES = ("fce.dev.detok.src", "fce.dev.detok.tgt", "jfleg.dev.src", "clean_tech.dev.txt")
 
 

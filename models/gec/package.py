@@ -199,14 +199,16 @@ def package(
     """Ship ``run``'s final weights (or the average of stage 2's last ``average`` snapshots) as ``version``; a run
     that continued the model folder ``continues`` (``recipe --init``) records that model's training too;
     ``default_bias``: the default level's keep bias, else chosen on the dev sets (``keep_bias_levels``)."""
-    stage_data = {"stage1": "synthetic + learner pairs (learner x2)", "stage2": "learner pairs only"}
+    data_info = json.loads((run / "data.json").read_text())
+    stage_data = data_info.get(  # a lease's run (models.gec.lease) says what its stages read
+        "stage_data", {"stage1": "synthetic + learner pairs (learner x2)", "stage2": "learner pairs only"}
+    )
     summaries = {  # stage 1 has no folder in a run that fine-tuned a model (recipe --schedule cpu-finetune)
         stage: json.loads((run / stage / "summary.json").read_text())
         for stage in stage_data
         if (run / stage / "summary.json").exists()
     }
     summary2 = summaries["stage2"]
-    data_info = json.loads((run / "data.json").read_text())
     with tempfile.TemporaryDirectory() as tmp:
         checkpoint = Path(tmp) / "hf"
         shutil.copytree(run / "stage2" / "model", checkpoint)

@@ -28,28 +28,48 @@ from models.gec.tokenizer import train_tokenizer
 # sentence ("is" -> "was"), and training on them teaches the model to rewrite correct text.
 TYPE_WEIGHT_OVERRIDES = {"spelling": 0.13, "verb_tense": 0.03}
 P_CLEAN = 0.2
+# The mix of the synthetic errors of the classes the model misses (models.gec.mixture), over the learner-calibrated
+# one: the classes of the learner-error set (models/gec/learner_errors.tsv). No sentence is left clean.
+TARGETED_WEIGHTS = {
+    "det_wrong": 0.08,
+    "verb_sva": 0.10,
+    "noun_number": 0.10,
+    "verb_form": 0.08,
+    "adj_form": 0.04,
+    "confusion": 0.04,
+    "repeated_word": 0.02,
+    "capitalisation": 0.06,
+    "prep_extra": 0.04,
+    "spelling": 0.13,
+    "verb_tense": 0.03,  # mostly another correct sentence on a single clean one ("is" -> "was")
+}
 
 
-def _corrupt_chunk(args: tuple[list[str], int, dict, dict]) -> list[str]:
-    lines, seed, calibration, misspellings = args
+def _corrupt_chunk(args: tuple[list[str], int, dict, dict, float, dict[str, float]]) -> list[str]:
+    lines, seed, calibration, misspellings, p_clean, type_weights = args
     generator = NoiseGenerator(
-        calibration=calibration,
-        misspellings=misspellings,
-        p_clean=P_CLEAN,
-        type_weights=TYPE_WEIGHT_OVERRIDES,
+        calibration=calibration, misspellings=misspellings, p_clean=p_clean, type_weights=type_weights
     )
     rng = random.Random(seed)
     return [generator.corrupt(line, rng) for line in lines]
 
 
-def synthetic_pairs(data_dir: Path, count: int, seed: int, workers: int = 2) -> tuple[list[str], list[str]]:
-    """Corrupt ``count`` weighted monolingual sentences; returns (noisy sources, clean targets)."""
-    clean = [sentence for _, sentence in sample_mono(data_dir, count, seed)]
+def corrupt_sentences(
+    clean: list[str],
+    seed: int,
+    misspellings: dict[str, list[str]],
+    workers: int = 2,
+    p_clean: float = P_CLEAN,
+    type_weights: dict[str, float] = TYPE_WEIGHT_OVERRIDES,
+) -> list[str]:
+    """Each of ``clean`` corrupted by the calibrated noise generator (``type_weights`` over the learner-calibrated
+    mix, a share ``p_clean`` left as written), in chunks over ``workers`` processes; the same seed gives the same
+    sentences whatever the number of workers."""
     calibration = load_calibration()
-    misspellings = calibrate(m2_files(data_dir)).misspelling_dict()
     chunk = 20_000
     jobs = [
-        (clean[i : i + chunk], seed * 1_000_003 + i, calibration, misspellings) for i in range(0, len(clean), chunk)
+        (clean[i : i + chunk], seed * 1_000_003 + i, calibration, misspellings, p_clean, type_weights)
+        for i in range(0, len(clean), chunk)
     ]
     noisy: list[str] = []
     with ProcessPoolExecutor(workers) as pool:
@@ -57,7 +77,14 @@ def synthetic_pairs(data_dir: Path, count: int, seed: int, workers: int = 2) -> 
             pool.map(_corrupt_chunk, jobs), total=len(jobs), desc="synthetic errors", unit="chunk", file=sys.stderr
         ):
             noisy.extend(part)
-    return noisy, clean
+    return noisy
+
+
+def synthetic_pairs(data_dir: Path, count: int, seed: int, workers: int = 2) -> tuple[list[str], list[str]]:
+    """Corrupt ``count`` weighted monolingual sentences; returns (noisy sources, clean targets)."""
+    clean = [sentence for _, sentence in sample_mono(data_dir, count, seed)]
+    misspellings = calibrate(m2_files(data_dir)).misspelling_dict()
+    return corrupt_sentences(clean, seed, misspellings, workers), clean
 
 
 def prepare(

@@ -142,6 +142,8 @@ def train(cfg: TrainConfig, resume: bool) -> dict:
     probe = make_batch(data, batch_plan(data.lengths(), 2048, cfg.seed + 99)[0])
 
     def save_checkpoint() -> None:
+        if ema is not None:
+            state["loss_ema"] = ema.item()
         gap = source_gap(model, probe, device)
         with open(log_path, "a") as log:
             log.write(json.dumps({"step": state["step"], "source_gap": round(gap, 4)}) + "\n")
@@ -154,6 +156,7 @@ def train(cfg: TrainConfig, resume: bool) -> dict:
     def progress() -> float:
         return max(state["step"] / cfg.max_steps, state["elapsed"] / budget)
 
+    ema = None if state["loss_ema"] is None else torch.tensor(state["loss_ema"], device=device)
     bar = tqdm(total=100, desc="train", unit="%", initial=int(100 * progress()), file=sys.stderr)
     model.train()
     done = progress() >= 1.0
@@ -176,13 +179,14 @@ def train(cfg: TrainConfig, resume: bool) -> dict:
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
             optimizer.step()
 
-            value = loss.item()
-            state["loss_ema"] = value if state["loss_ema"] is None else 0.98 * state["loss_ema"] + 0.02 * value
+            value = loss.detach()  # read back every 50 steps, not at each: a read waits for the device
+            ema = value if ema is None else 0.98 * ema + 0.02 * value
             state["step"] += 1
             state["batch"] = batch_index + 1
             state["tokens"] += batch.tokens
             state["elapsed"] += time.monotonic() - started
             if state["step"] % 50 == 0:
+                state["loss_ema"] = ema.item()
                 rate = state["tokens"] / max(state["elapsed"], 1e-9)
                 record = {
                     "step": state["step"],

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from models.gec.recipe import SCHEDULES, main, stage_settings
+from models.gec.recipe import main
+from models.gec.schedule import SCHEDULES, stage_settings
 
 
 def test_from_scratch_stage_two_starts_from_stage_one() -> None:
