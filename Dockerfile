@@ -71,7 +71,7 @@ FROM cpu-build AS gpu-model
 RUN /opt/venv/bin/pip install --no-compile "/src[build]" \
     && /opt/venv/bin/python -m models.gec.unpack --model /src/models/gec-default --out /tmp/gec-default-hf \
     && /opt/venv/bin/gecserve export --from /tmp/gec-default-hf --out /out/gec-default-fp32 \
-        --name gec-default --version 4 \
+        --name gec-default --version 5 \
     && /opt/venv/bin/python -m models.gec.carry --from /src/models/gec-default --to /out/gec-default-fp32
 
 FROM gpu-base AS gpu

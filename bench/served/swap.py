@@ -1,7 +1,7 @@
 """Models at run time, measured: what each loaded model takes (memory, time to load and warm up), and a swap of the
 default model under a steady open-loop load, counting the requests it loses (any answer but 200).
 
-    python -m bench.served.swap --models gec-v4=models/gec-default,gec-v2=models/gec-v2 \\
+    python -m bench.served.swap --models gec-v5=models/gec-default,gec-v2=models/gec-v2 \\
         --input ../shared/data/dev/fce.dev.detok.src --rate 20 --duration 30 --swap-at 10 \\
         [--json docs/benchmarks/model-swap.json]
 

@@ -135,7 +135,7 @@ def test_compose_serves_two_model_versions_each_decoded_by_its_own_workers() -> 
         listed = dict(entry.split("=", 1) for entry in services["gateway"]["environment"]["GECSERVE_MODELS"].split(","))
         experiment = services["gateway"]["environment"]["GECSERVE_EXPERIMENT"].removeprefix("/app/")
         arms = yaml.safe_load((ROOT / experiment).read_text(encoding="utf-8"))["arms"]
-        assert {arm["model"] for arm in arms} == set(listed) == {"gec-v4", "gec-v2"}
+        assert {arm["model"] for arm in arms} == set(listed) == {"gec-v5", "gec-v2"}
         served = {
             services[name]["command"][services[name]["command"].index("--model") + 1]
             for name in services

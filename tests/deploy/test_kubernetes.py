@@ -162,7 +162,7 @@ def test_each_model_the_experiment_names_has_its_workers_and_the_gateways_serve_
     assert set(workers) == models
     scaled = objects(kustomization, "ScaledObject")
     for model, name in workers.items():
-        version = "4" if model == "gec-v4" else "2"
+        version = "5" if model == "gec-v5" else "2"
         streams = {trigger["metadata"]["stream"] for trigger in scaled[name]["spec"]["triggers"]}
         assert all(f"@{version}/" in stream for stream in streams), (model, streams)
 
