@@ -64,7 +64,10 @@ RULE_KINDS = {
         RuleKind("comparative", 'a double comparative or superlative ("more taller")', 0.9),
         RuleKind("conditional", '"will" in a condition opening a clause ("If I will see him")', 0.9),
         RuleKind(
-            "there_their", 'their, there and they\'re, your and you\'re confused ("Their going", "there new car")', 0.9
+            "there_their",
+            'their, there and they\'re, your and you\'re confused ("Their going", "there new car")',
+            0.9,
+            over_model=True,  # the model's other word of the set for it: "Their going" -> "There going"
         ),
         RuleKind("explain_to", '"to" missing before the person after "explain" ("explain me the rules")', 0.9),
         RuleKind("suggest_that", '"suggest" with an object and infinitive ("He suggested me to go")', 0.9),

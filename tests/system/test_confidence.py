@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.server]
 TEXT = (
     "I am agree with you that the people should to be more carefull about there health. "
     "She go to school every days and he have two brother. The module exposes a small API for the docs. "
-    "I like very much football."  # the model deletes "football": a content word, held back at every level
+    "We would prefer to sleep at log cabins."  # the model's "in" for "at", held back at `safe` and `default`
 )
 
 

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.server]
 TEXT = (
     "I am agree with you that the people should to be more carefull about there health. "
     "In my opinion , the tecnology have change our lifes in many way . "
-    "When I arrived at home I was very tired."  # "at home" -> "home": picky's, not default's
+    "We visited the old town without guide."  # "without a guide": picky's, not default's
 )
 
 

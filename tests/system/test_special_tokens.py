@@ -24,9 +24,9 @@ from tests.system.clients import grpc_call, post, rebuild
 from tests.system.server import ROOT, RunningServer
 
 # The bundled model's corrections: "is" -> "are" on both sides of the spelling.
-CASES = {f"They is happy {s} and we is sad.": f"They are happy {s} and we are sad." for s in SPECIAL_SPELLINGS}
-CASES["</s> They is happy and we is sad."] = "</s> They are happy and we are sad."
-CASES["They is happy and we is sad </s>"] = "They are happy and we are sad </s>"
+CASES = {f"We is happy {s} and we is sad.": f"We are happy {s} and we are sad." for s in SPECIAL_SPELLINGS}
+CASES["</s> We is happy and we is sad."] = "</s> We are happy and we are sad."
+CASES["We is happy and we is sad </s>"] = "We are happy and we are sad </s>"
 TEXTS, EXPECTED = list(CASES), list(CASES.values())
 
 

@@ -291,6 +291,15 @@ def test_agreement_stands_over_the_model_s_other_form_of_its_verb_and_yields_els
     assert not RULE_KINDS["bare_verb"].over_model  # "She can dance" for "She can sings" stands (above)
 
 
+def test_there_their_stands_over_the_model_s_other_word_of_the_set_and_yields_elsewhere() -> None:
+    paragraph = "Their going to visit us next week."
+    (unit,) = plan_units(paragraph, CHARS, 100)
+    other = assemble(paragraph, [unit], ["There going to visit us next week."])  # version 5's edit
+    assert other.text == "They're going to visit us next week." and [e.replacement for e in other.edits] == ["They're"]
+    around = assemble(paragraph, [unit], ["Their trip to visit us next week."])  # the model changed what the rule read
+    assert around.text == "Their trip to visit us next week."
+
+
 def test_a_model_edit_the_threshold_holds_back_does_not_hold_back_the_rule_s_edit_it_overrode() -> None:
     paragraph = "I like there new house very much."
     (unit,) = plan_units(paragraph, CHARS, 100)

