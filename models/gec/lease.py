@@ -74,12 +74,8 @@ def prepare_lease(bundle: Path, run: Path, noisings: int, identity: int, targete
     learner_packed = pack_pairs(tokenizer, [src for _, src, _ in learner], [tgt for _, _, tgt in learner], MAX_LEN)
     synthetic_packed = [pack_pairs(tokenizer, sources, synthetic, MAX_LEN) for sources in noisy]
     PackedPairs.concat([*synthetic_packed, learner_packed, learner_packed]).save(run / "stage1.npz")
-    mixture = pack_pairs(
-        tokenizer,
-        [src for _, src, _ in learner] + copies + marked_noisy,
-        [tgt for _, _, tgt in learner] + copies + marked,
-        MAX_LEN,
-    )
+    clean_text = pack_pairs(tokenizer, copies + marked_noisy, copies + marked, MAX_LEN)  # identity, then targeted
+    mixture = PackedPairs.concat([learner_packed, clean_text])  # the learner pairs as packed once above
     mixture.save(run / "stage2.npz")
     summary = {
         "bundle": json.loads((bundle / SUMMARY).read_text()),
