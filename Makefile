@@ -126,6 +126,7 @@ runs/gec-default-gpu: runs/gec-default-hf
 ## The GPU tables of docs/benchmarks.md (docs/benchmarks/gpu-*.json): on an NVIDIA GPU, with onnxruntime-gpu in the venv.
 GPU_MODEL := runs/gec-default-gpu
 GPU_SERVE = GECSERVE_PROVIDER=cuda $(BIN)/gecserve bench serve --spawn $(GPU_MODEL) --input $(DEV)
+GPU_LAYOUT = $(GPU_SERVE) --backend accelerated --client-processes 6 --concurrency 1,32,128,512 --requests 1200
 bench-gpu: $(VENV)/.dev $(GPU_MODEL)
 	$(BIN)/gecserve bench decoding --model $(GPU_MODEL) --provider cuda --variant fp32 --input $(DEV) --limit 300 \
 		--batch-size 1,8,32,128 --strategies greedy,aggressive,unsplit,beam,oracle --pass-cost 16 \
@@ -139,6 +140,9 @@ bench-gpu: $(VENV)/.dev $(GPU_MODEL)
 	GECSERVE_MAX_BATCH_SIZE=128 $(GPU_SERVE) --concurrency 128 --requests 600 --json $(BENCH)/gpu-serve-b128.json
 	GECSERVE_MAX_BATCH_SIZE=8 $(GPU_SERVE) --concurrency 32 --requests 400 --json $(BENCH)/gpu-serve-b8.json
 	GECSERVE_MODEL_VARIANT=fp16 $(GPU_SERVE) --concurrency 1,32 --requests 400 --json $(BENCH)/gpu-serve-fp16.json
+	$(GPU_LAYOUT) --json $(BENCH)/layout/gpu-one.json
+	GECSERVE_FRONT_ENDS=8 $(GPU_LAYOUT) --json $(BENCH)/layout/gpu-front-ends-8.json
+	GECSERVE_FRONT_ENDS=8 $(GPU_LAYOUT) --queue redis://127.0.0.1:6379/0 --workers 2 --json $(BENCH)/layout/gpu-scaleout-8x2.json
 ## The benchmark tables of docs/benchmarks.md (JSON in docs/benchmarks/), with the CTranslate2 peer row on the
 ## same weights (PEER= to leave it out).
 DEV := ../shared/data/dev/fce.dev.detok.src

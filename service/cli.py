@@ -11,6 +11,7 @@ import sys
 COMMANDS = {
     "serve": ("service.api.server", "run the HTTP + gRPC service"),
     "worker": ("service.worker", "a worker: an engine fed from Redis Streams (for serve --queue)"),
+    "engine": ("service.engine_process", "an engine process fed by front ends (started by serve --front-ends)"),
     "correct": ("service.commands.correct", "correct text from stdin, one paragraph per line"),
     "categorize": ("service.commands.categorize", "edits between source<TAB>corrected lines, with categories"),
     "keys": ("service.commands.keys", "API keys: 'keys hash' prints the stored form of a key read on stdin"),

@@ -150,6 +150,15 @@ class Settings(BaseSettings):
         3.0, gt=0, description="worker: a job held this long by a silent worker is claimed by another"
     )
     max_deliveries: int = Field(3, ge=1, description="worker: deliveries of a job before it is dead-lettered")
+    front_ends: int = Field(
+        0,
+        ge=0,
+        description="HTTP and gRPC front-end processes sharing the ports, each model decoded by an engine process of "
+        "its own (0: one process serves and decodes)",
+    )
+    engine_dir: Path | None = Field(
+        None, description="a front end's: the folder of the engine processes' sockets (set by `--front-ends`)"
+    )
     admin_key: SecretStr | None = Field(
         None, description="bearer key of the endpoints that change state; unset: they answer 403"
     )

@@ -6,7 +6,8 @@ handed to the ``Pipeline``, which only serves requests. Each served model is bui
 the repository's loader): its preprocessing, its decoding queues with their engines (or the job streams of its
 workers), its dispatcher, warmed up before it takes traffic, at start-up and at run time alike. ``gecserve
 worker`` builds its engine, batch policy and consumer from the same functions (``runtime_options``,
-``load_engines``, ``batch_policy``, ``replica_id``, ``worker_consumer``, ``release_while_idle``).
+``load_engines``, ``batch_policy``, ``replica_id``, ``worker_consumer``, ``release_while_idle``), and ``gecserve
+engine`` its engines and core (``engine_core``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import psutil
 import redis.asyncio as aioredis
 
 from service.batching import BatchPolicy, Job
+from service.batching.engine_core import EngineCore
 from service.batching.stream_worker import ConsumerEvents, StreamConsumer
 from service.batching.streams import StreamKeys
 from service.config import Settings
@@ -46,6 +48,7 @@ from service.observability.stats import RollingStats
 from service.pipeline.cache import MemoryCache, RedisCache, SentenceCache, TieredCache
 from service.pipeline.dictionary import word_store
 from service.pipeline.dispatch import SentenceDispatcher
+from service.pipeline.engine_queues import EngineQueues
 from service.pipeline.pipeline import Pipeline
 from service.pipeline.preprocess import Preprocessor
 from service.pipeline.queues import GENERATE_QUEUE, DecodingQueues, LocalQueues
@@ -61,6 +64,8 @@ __all__ = [
     "Gateway",
     "ModelBuilder",
     "batch_policy",
+    "engine_core",
+    "engine_endpoint",
     "load_engines",
     "release_while_idle",
     "replica_id",
@@ -112,6 +117,11 @@ def replica_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
+def engine_endpoint(folder: Path, model: str) -> str:
+    """Where the engine process of the served model named ``model`` listens (``gecserve serve --front-ends``)."""
+    return f"ipc://{folder / model}.sock"
+
+
 def sentence_cache(settings: Settings, metrics: Metrics) -> TieredCache:
     """The in-memory LRU, then Redis when ``redis_url`` is set (and ``cache_ttl_s`` is not 0)."""
     levels: list[tuple[str, SentenceCache]] = [("memory", MemoryCache(settings.cache_size))]
@@ -141,7 +151,7 @@ async def release_while_idle(release: IdleRelease, busy: Callable[[], bool]) -> 
 def graph_bytes(settings: Settings, source: ModelSource) -> int:
     """What loading ``source`` will take, estimated before it loads: its variant's graph files, once per engine
     (none for a gateway whose workers decode)."""
-    if settings.queue_url:
+    if settings.queue_url or settings.engine_dir:
         return 0
     manifest = check_model_folder(source.path, settings.model_variant, spelling=False, review=False)
     files = manifest.variants[settings.model_variant or manifest.default_variant].values()
@@ -171,7 +181,7 @@ class ModelBuilder:
     async def __call__(self, source: ModelSource) -> ServedModel:
         settings = self.settings
         started = time.monotonic()
-        decodes = settings.queue_url is None
+        decodes = settings.queue_url is None and settings.engine_dir is None
         manifest = await asyncio.to_thread(
             check_model_folder, source.path, settings.model_variant, decodes, settings.spelling, settings.lm_review
         )
@@ -185,7 +195,11 @@ class ModelBuilder:
         try:
             variant = settings.model_variant or manifest.default_variant
             memory = 0
-            if settings.queue_url:
+            if settings.engine_dir:
+                await preprocessor.start()
+                endpoint = engine_endpoint(settings.engine_dir, source.name)
+                queues = EngineQueues(endpoint, settings.admit_within, self.metrics)
+            elif settings.queue_url:
                 await preprocessor.start()
                 keys = StreamKeys.for_model(settings.redis_prefix, manifest.name, manifest.version, variant)
                 queues = StreamQueues(
@@ -368,3 +382,23 @@ def worker_consumer(
         max_deliveries=settings.max_deliveries,
     )
     return consumer, idle
+
+
+def engine_core(
+    settings: Settings, engines: list[Engine], endpoint: str, metrics: Metrics
+) -> tuple[EngineCore, IdleRelease]:
+    """The core of ``gecserve engine``: every front end's jobs for a queue batched together in one ``LocalBatcher``
+    (its own admission, the settings' policy), decoded by ``engines`` as the worker decodes (``RemoteBatch``, one
+    decoding thread an engine); with it, the release of the memory decoding used."""
+    idle = IdleRelease(engines)
+    policy = batch_policy(settings, engines[0].model.on_gpu)
+    continuous = settings.continuous_strategies
+    core = EngineCore(
+        endpoint,
+        policy,
+        lambda thread: RemoteBatch(engines[thread % len(engines)], idle, continuous, policy.max_batch_size),
+        len(engines),
+        MetricsHooks(metrics),
+        settings.drain_timeout_s,
+    )
+    return core, idle

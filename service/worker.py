@@ -52,7 +52,7 @@ async def work(settings: Settings, url: str, queues: list[str] | None, metrics_p
     await asyncio.to_thread(engine.generate, WARMUP_SOURCE)
     metrics = Metrics()
     if metrics_port is not None:
-        start_http_server(metrics_port, registry=metrics.registry)
+        start_http_server(metrics_port, registry=metrics.exposed)
     client = aioredis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10)
     consumer, idle = worker_consumer(settings, engine, client, queues, metrics)
     loop = asyncio.get_running_loop()

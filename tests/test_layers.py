@@ -54,7 +54,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("protocols", ("service.api.grpc", "service.api.languagetool")),
     ("http", ("service.api.http",)),
     ("serve", ("service.api.server",)),
-    ("commands", ("service.commands", "service.worker", "models", "tools")),
+    ("commands", ("service.commands", "service.worker", "service.engine_process", "models", "tools")),
     ("benchmarks", ("bench",)),
     ("command line", ("service.cli",)),
 )

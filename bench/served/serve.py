@@ -5,6 +5,7 @@
         [--json OUT]
     gecserve bench serve --spawn models/gec-default --input dev.txt ...   # starts its own server
     gecserve bench serve ... --peer-ct2 runs/gec-default-hf   # and the FastAPI + CTranslate2 peer beside it
+    gecserve bench serve --spawn MODEL --queue redis://127.0.0.1:6379/0 --workers 2 ...   # scale-out
 
 Each of ``concurrency`` clients sends one request (one line of the input as ``text``), waits
 for the answer, and sends the next: a closed loop. Lines are taken in order without repeats
@@ -24,6 +25,9 @@ at each concurrency, after the service's backends and on the lines the first of 
 measures the same from outside at scale. ``--client-processes N`` spreads each loop's clients (and its lines)
 over N processes started together: one process of more than a few dozen httpx clients spends more CPU a request
 than the server, and would measure itself (``client_cpu_ms_per_req`` is then the processes' CPU together).
+``--queue URL --workers N`` (with ``--spawn``) measures scale-out: the spawned server is a gateway of the job
+streams at ``URL`` (under a key prefix of the run's own) and N ``gecserve worker`` processes decode; the server's
+CPU is then the gateway's alone. ``GECSERVE_FRONT_ENDS`` passes through as any setting: the process layout.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import multiprocessing
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -47,7 +52,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tqdm import tqdm
 
 from bench.latency import input_lines, latency_summary
-from bench.served.spawn import cpu_seconds, start_peer_ct2, start_server
+from bench.served.spawn import cpu_seconds, start_peer_ct2, start_server, start_worker
 from service.engine.report import table, write_json
 
 COLUMNS = [
@@ -288,13 +293,23 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="spread each loop's clients over N processes (a process of over a few dozen clients sets the figure)",
     )
+    parser.add_argument("--queue", default=None, metavar="URL", help="with --spawn: a gateway of the job streams here")
+    parser.add_argument("--workers", type=int, default=1, help="with --queue: the gecserve worker processes started")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.queue is not None and args.spawn is None:
+        parser.error("--queue needs --spawn")
     lines = input_lines(args.input)
     with tempfile.TemporaryDirectory() as logs, contextlib.ExitStack() as running:
         url, peer_url, server_pid = args.url, None, args.server_pid
         if args.spawn is not None:
-            server = start_server(args.spawn, Path(logs), cache_size=0)
+            streams: dict[str, object] = {}
+            if args.queue is not None:
+                streams = {"queue_url": args.queue, "redis_prefix": f"bench-{uuid.uuid4().hex[:8]}:"}
+                for _ in range(args.workers):
+                    worker = start_worker(args.spawn, Path(logs), args.queue, redis_prefix=streams["redis_prefix"])
+                    running.callback(worker.stop)
+            server = start_server(args.spawn, Path(logs), cache_size=0, **streams)
             running.callback(server.stop)
             url, server_pid = server.url, server.process.pid
         if args.peer_ct2 is not None:

@@ -1,7 +1,7 @@
 """``gecserve serve``: HTTP (FastAPI on uvicorn) and gRPC (grpc.aio) in one process, one pipeline.
 
     gecserve serve [--model DIR] [--http-port 8000] [--grpc-port 50051] [--experiment FILE] [--redis URL]
-                   [--queue URL]
+                   [--queue URL] [--front-ends N]
     (other settings: GECSERVE_*)
 
 Both servers listen at once; ``/healthz`` answers at once, ``/readyz`` and gRPC health turn
@@ -16,7 +16,8 @@ that does not validate, a model folder that is not one, a port in use, a bad exp
 key entry) stop start-up with one line on stderr naming the setting (its flag, else its environment
 variable) and the problem, and exit status 2. HTTP and gRPC share one access control, so a key's
 rate limit counts both. The line that says the service is ready names where to open it: the front page, the
-editor, the dashboard and the API docs (``http.front.page_urls``).
+editor, the dashboard and the API docs (``http.front.page_urls``). With ``--front-ends N`` this process supervises N
+front ends (each this module's server, decoding in an engine process) instead (``service.api.supervisor``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from service.api.access.control import AccessControl
 from service.api.grpc.service import SERVICE_NAME, create_grpc_server
 from service.api.http.app import create_app
 from service.api.http.front import page_urls
+from service.api.supervisor import supervise
 from service.config import SettingError, Settings, setting_name
 from service.engine.allocator import configure_malloc
 from service.experiments.definition import ExperimentFileError, load_experiment
@@ -65,19 +67,23 @@ class _HttpServer(uvicorn.Server):
         yield
 
 
-async def serve(settings: Settings, listener: socket.socket, flags: Mapping[str, str] | None = None) -> None:
+async def serve(
+    settings: Settings, listener: socket.socket, flags: Mapping[str, str] | None = None, front_end: bool = False
+) -> None:
     """Serve HTTP on ``listener`` and gRPC until SIGTERM/SIGINT, then drain (the module docstring); the event
     loop's lag measured all along (``gecserve_event_loop_lag_seconds``) and counted by admission
-    (``Pipeline.loop_lagged``)."""
+    (``Pipeline.loop_lagged``). A ``front_end`` (one of ``--front-ends``) shares both ports with its siblings."""
     gateway = Gateway(settings)
     async with watch_loop_lag(gateway.pipeline.loop_lagged):
-        await _serve(settings, gateway, listener, flags)
+        await _serve(settings, gateway, listener, flags, front_end)
 
 
 async def _serve(
-    settings: Settings, gateway: Gateway, listener: socket.socket, flags: Mapping[str, str] | None
+    settings: Settings, gateway: Gateway, listener: socket.socket, flags: Mapping[str, str] | None, front_end: bool
 ) -> None:
     pipeline = gateway.pipeline
+    if front_end:  # its siblings serve meanwhile: it takes connections once ready (service.api.supervisor)
+        await gateway.start()
     access = AccessControl.from_settings(settings, pipeline.metrics)
     app = create_app(pipeline, access)
     config = uvicorn.Config(
@@ -94,7 +100,7 @@ async def _serve(
     if settings.grpc_port >= 0:
         address = f"{settings.host}:{settings.grpc_port}"
         try:
-            grpc_server, health_servicer, grpc_port = create_grpc_server(pipeline, address, access)
+            grpc_server, health_servicer, grpc_port = create_grpc_server(pipeline, address, access, front_end)
         except RuntimeError as error:  # grpc could not bind the address
             raise SettingError(f"{setting_name('grpc_port', flags or {})}: cannot listen on {address}") from error
         await grpc_server.start()
@@ -110,7 +116,8 @@ async def _serve(
     log.info("http listening", extra={"port": http_port})
 
     async def warm_up() -> None:
-        await gateway.start()
+        if not front_end:
+            await gateway.start()
         if health_servicer is not None:
             for name in (SERVICE_NAME, ""):
                 health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -179,10 +186,11 @@ def _settings(args: argparse.Namespace) -> tuple[Settings, dict[str, str], socke
         ("experiment", "--experiment", args.experiment),
         ("redis_url", "--redis", args.redis),
         ("queue_url", "--queue", args.queue),
+        ("front_ends", "--front-ends", args.front_ends),
     )
     flags = {field: flag for field, flag, value in given if value is not None}
     settings = load_settings({field: value for field, _, value in given if value is not None}, flags)
-    check_model(settings, flags, decodes=settings.queue_url is None)
+    check_model(settings, flags, decodes=settings.queue_url is None and settings.engine_dir is None)
     try:
         load_keys(settings.api_keys_file, settings.api_keys)
     except KeyFileError as error:
@@ -199,6 +207,8 @@ def _settings(args: argparse.Namespace) -> tuple[Settings, dict[str, str], socke
                 f"{setting_name('experiment', flags)}: the experiment's arms run on models that are not served: "
                 f"{', '.join(missing)} (served: {', '.join(sorted(served))}; list them in GECSERVE_MODELS)"
             )
+    if args.listen_fd is not None:  # a front end: the supervisor checked the ports and holds the listener
+        return settings, flags, socket.socket(fileno=args.listen_fd)
     listener = listen(settings.host, settings.http_port, "http_port", flags)
     if settings.grpc_port > 0:  # gRPC binds it later; is anything listening there now?
         try:
@@ -221,12 +231,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--queue", default=None, help="Redis URL of the job streams: decode on gecserve workers (GECSERVE_QUEUE_URL)"
     )
+    parser.add_argument(
+        "--front-ends",
+        type=int,
+        default=None,
+        help="front-end processes, and an engine process per model (GECSERVE_FRONT_ENDS; 0: one process)",
+    )
+    parser.add_argument(
+        "--listen-fd", type=int, default=None, help="a front end's: the HTTP listener it inherits (set by --front-ends)"
+    )
     args = parser.parse_args(argv)
     configure_malloc()  # before any thread: see service.engine.allocator
     try:
         settings, flags, listener = _settings(args)
         configure_logging(settings.log_level)
-        asyncio.run(serve(settings, listener, flags))
+        if settings.front_ends:
+            return supervise(settings, listener)
+        asyncio.run(serve(settings, listener, flags, front_end=args.listen_fd is not None))
     except SettingError as error:
         print(f"gecserve serve: {error}", file=sys.stderr)
         return 2

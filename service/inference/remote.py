@@ -1,6 +1,6 @@
-"""The running batch of ``gecserve worker``: jobs a gateway sent through the job streams, each with its decoding
-as JSON, decoded by a ``PayloadBatch`` (iteration-level batching for the listed strategies, as in the gateway's
-own queues), and answers ready to be written back as JSON."""
+"""The running batch of ``gecserve worker`` and of ``gecserve engine``: jobs a gateway or a front end sent, each
+with its decoding as JSON, decoded by a ``PayloadBatch`` (iteration-level batching for the listed strategies, as in
+the gateway's own queues), and answers ready to be written back as JSON."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from typing import Any
 from service.batching import Job
 from service.batching.running import Deliver
 from service.engine.allocator import IdleRelease
-from service.engine.decoding.params import decoding_from_json
+from service.engine.decoding.params import DecodeResult, decoding_from_json
 from service.engine.engine import Engine
 from service.inference.batches import Outcome
 from service.inference.iteration import PayloadBatch
 
-__all__ = ["RemoteBatch"]
+__all__ = ["RemoteBatch", "outcome_of_reply"]
 
 
 def _as_reply(outcome: Any) -> Any:
@@ -26,6 +26,12 @@ def _as_reply(outcome: Any) -> Any:
             "batch_size": outcome.batch_size,
         }
     return outcome
+
+
+def outcome_of_reply(reply: dict[str, Any], received: float) -> Outcome:
+    """A reply made here (``_as_reply``) read back where it was ``received``, as the ``Outcome`` it was."""
+    seconds = float(reply["seconds"])
+    return Outcome(DecodeResult.from_json(reply["result"]), received - seconds, received, int(reply["batch_size"]))
 
 
 class RemoteBatch:

@@ -6,14 +6,20 @@ per arm and per stage come from the same data (``histogram_quantile`` in Prometh
 dashboards in ``deploy/grafana/``). Queue metrics carry ``queue``: the auto-batching queue a job
 ran in (one per decoding). Each ``Metrics`` owns a ``CollectorRegistry`` (not the process-global
 one), so tests and several services in one process do not collide.
+
+Several processes (``gecserve serve --front-ends N``: front ends and engine processes) share their metrics through
+prometheus_client's multiprocess mode: with ``PROMETHEUS_MULTIPROC_DIR`` set, every process writes its values
+there, and each process's exposition is the merge of all of them (counters and histograms summed, gauges one
+series per live process, labelled ``pid``); the count of dropped log lines stays the answering process's own.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, choose_encoder, generate_latest
 from prometheus_client.metrics import MetricWrapperBase
@@ -60,13 +66,20 @@ class Metrics:
         self._add_stream_metrics()
         self._add_cache_and_access_metrics()
         self._add_loop_metrics()
-        self.registry.register(_LogLinesDropped(f"{namespace}_log_lines_dropped"))
+        self.exposed = self.registry  # what a scrape reads: this registry, or every process's values merged
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            self.exposed = CollectorRegistry()
+            multiprocess.MultiProcessCollector(self.exposed)
+        self.exposed.register(_LogLinesDropped(f"{namespace}_log_lines_dropped"))
 
     def _counter(self, name: str, documentation: str, labels: Sequence[str] = ()) -> Counter:
         return Counter(name, documentation, labels, namespace=self._namespace, registry=self.registry)
 
     def _gauge(self, name: str, documentation: str, labels: Sequence[str] = ()) -> Gauge:
-        return Gauge(name, documentation, labels, namespace=self._namespace, registry=self.registry)
+        # several processes: a series per live process (a dead one's leave with it, ``mark_process_dead``)
+        return Gauge(
+            name, documentation, labels, namespace=self._namespace, registry=self.registry, multiprocess_mode="liveall"
+        )
 
     def _histogram(
         self, name: str, documentation: str, labels: Sequence[str], buckets: Sequence[float] = LATENCY_BUCKETS
@@ -369,15 +382,15 @@ class Metrics:
     # -- exposition -------------------------------------------------------------------------
 
     def render(self) -> bytes:
-        """The registry in the Prometheus text format (serve with ``content_type``)."""
-        return generate_latest(self.registry)
+        """The metrics in the Prometheus text format (serve with ``content_type``)."""
+        return generate_latest(self.exposed)
 
     def render_for(self, accept: str | None) -> tuple[bytes, str]:
         """(body, content type) negotiated from an ``Accept`` header (OpenMetrics if asked)."""
         if not accept:
             return self.render(), self.content_type
         encoder, content_type = choose_encoder(accept)
-        return encoder(self.registry), content_type
+        return encoder(self.exposed), content_type
 
 
 class _LogLinesDropped(Collector):

@@ -239,12 +239,13 @@ def _handlers(service: CorrectorService) -> grpc.GenericRpcHandler:
 
 
 def create_grpc_server(
-    pipeline: Pipeline, address: str, access: AccessControl | None = None
+    pipeline: Pipeline, address: str, access: AccessControl | None = None, shared: bool = False
 ) -> tuple[grpc.aio.Server, health.HealthServicer, int]:
     """A grpc.aio server with the Corrector, health and reflection services bound to ``address``; calls
-    are admitted by ``access`` (by default the settings' keys and limits)."""
+    are admitted by ``access`` (by default the settings' keys and limits). A port in use is an error, unless
+    ``shared``: a front end's, bound by each of its siblings too (``service.api.supervisor``)."""
     access = access or AccessControl.from_settings(pipeline.settings, pipeline.metrics)
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])  # a port in use is an error, never shared
+    server = grpc.aio.server(options=[("grpc.so_reuseport", int(shared))])
     server.add_generic_rpc_handlers((_handlers(CorrectorService(pipeline, access)),))
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

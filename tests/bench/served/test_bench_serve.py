@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.served import serve
-from tests.conftest import FIXTURE_MODEL
+from tests.conftest import FIXTURE_MODEL, REDIS_URL
 
 pytestmark = pytest.mark.server
 
@@ -56,3 +56,19 @@ def test_bench_serve_spawns_a_real_server(tmp_path, sentences) -> None:
     assert all(r["errors"] == 0 for r in rows)
     # The server's own timings came back with the answers, and the model decoded: nothing came from a cache.
     assert all(r["server_stages_ms"]["inference"] > 0 for r in rows)
+
+
+def test_scale_out_runs_a_gateway_and_its_workers_and_counts_the_gateway_s_cpu(tmp_path, sentences) -> None:
+    out = tmp_path / "serve.json"
+    args = ["--spawn", str(FIXTURE_MODEL), "--input", str(sentences), "--concurrency", "4", "--requests", "12"]
+    args += ["--backend", "accelerated", "--queue", REDIS_URL, "--workers", "2", "--warmup", "2"]
+    assert serve.main([*args, "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["errors"] == 0 and row["server_stages_ms"]["inference"] > 0
+    # the gateway decodes nothing: its CPU is its own, none of it the decoding threads'
+    assert row["cpu_ms_per_req"] > 0 and row["decoding_cpu_ms_per_req"] is None
+
+
+def test_queue_needs_spawn(sentences) -> None:
+    with pytest.raises(SystemExit):
+        serve.main(["--input", str(sentences), "--queue", REDIS_URL])

@@ -1,0 +1,64 @@
+"""Decoding queues whose engine is an engine process of this machine (``gecserve serve --front-ends N``), reached
+over ZeroMQ (``service.batching.engine_client``).
+
+Each queue is an ``EngineBatcher`` of one ``EngineConnection`` to the model's engine process; the engine batches
+every front end's jobs for a queue together. Ready while the engine is connected: a front end whose engine died
+refuses work at once with 503 until its restart is back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.batching import Batcher
+from service.batching.engine_client import EngineBatcher, EngineConnection
+from service.engine.decoding.params import decoding_to_json
+from service.experiments.arms import Arm
+from service.inference.remote import outcome_of_reply
+from service.observability.hooks import MetricsHooks
+from service.observability.metrics import Metrics
+from service.pipeline.queues import GENERATE_QUEUE
+
+__all__ = ["EngineQueues"]
+
+
+class EngineQueues:
+    """See the module docstring."""
+
+    def __init__(self, endpoint: str, admit_within: float, metrics: Metrics) -> None:
+        self.connection = EngineConnection(endpoint)
+        self.admit_within = admit_within
+        self.hooks = MetricsHooks(metrics)
+        self.batchers: dict[str, Batcher] = {}
+
+    def get(self, arm: Arm) -> Batcher:
+        decoding = decoding_to_json(arm.strategy, arm.params)
+        return self.batchers.get(arm.queue) or self._start(arm.queue, lambda job: decoding)
+
+    def generate(self) -> Batcher:
+        return self.batchers.get(GENERATE_QUEUE) or self._start(
+            GENERATE_QUEUE, lambda job: decoding_to_json(*job.payload)
+        )
+
+    def _start(self, name: str, decoding: Any) -> EngineBatcher:
+        batcher = EngineBatcher(self.connection, name, self.admit_within, decoding, outcome_of_reply, self.hooks)
+        batcher.start()
+        self.batchers[name] = batcher
+        return batcher
+
+    async def start(self) -> None:
+        """Connect, and wait until the engine answers (it loads while the front ends start)."""
+        await self.connection.start()
+        await self.connection.ping()
+
+    async def stop(self, timeout: float) -> None:
+        for batcher in list(self.batchers.values()):
+            await batcher.stop(drain=True, timeout=timeout)
+        await self.connection.stop()
+
+    @property
+    def ready(self) -> bool:
+        return self.connection.connected
+
+    def health(self) -> dict[str, Any]:
+        return {"transport": "engine process", "endpoint": self.connection.endpoint}
