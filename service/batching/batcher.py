@@ -1,9 +1,9 @@
 """The ``Batcher`` interface every transport implements, its errors, and its metrics hooks.
 
 A batcher takes sentence jobs one at a time and hands them, in batches, to decoding threads
-(``local.py``) or to workers through Redis Streams (``stream_gateway.py``);
-``submit`` resolves with that job's own result. The local (asyncio) transport and a Redis
-Streams transport share this interface, the policy in ``policy.py``, and the hooks below.
+(``local.py``), to workers through Redis Streams (``stream_gateway.py``) or to an engine process of this machine
+through ZeroMQ (``engine_client.py``); ``submit`` resolves with that job's own result. The three transports share
+this interface, the policy in ``policy.py``, and the hooks below.
 """
 
 from __future__ import annotations

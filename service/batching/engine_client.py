@@ -30,12 +30,12 @@ from service.batching.batcher import (
     DeadlineExceededError,
     EvictedError,
     JobFailedError,
-    NullHooks,
     QueueFullError,
     QueueUnavailableError,
     WouldMissDeadlineError,
 )
 from service.batching.engine_wire import ANSWER_DECODER, ENCODER, Answer, Submit, WireJob
+from service.batching.forwarding import ForwardingBatcher
 from service.batching.job import Job, Priority
 
 __all__ = ["EngineBatcher", "EngineConnection"]
@@ -138,7 +138,7 @@ class EngineConnection:
                 future.set_exception(error)
 
 
-class EngineBatcher:
+class EngineBatcher(ForwardingBatcher):
     """One queue decoded by the engine process (see the module docstring).
 
     ``decoding(job)`` gives the JSON-ready decoding the engine runs for a job; ``result_of(result, received_at)``
@@ -153,48 +153,22 @@ class EngineBatcher:
         result_of: Callable[[dict[str, Any], float], Any],
         hooks: BatcherHooks | None = None,
     ) -> None:
+        super().__init__(name, hooks)
         self.connection = connection
-        self.name = name
         self.admit_within = admit_within
         self.decoding = decoding
         self.result_of = result_of
-        self._hooks: BatcherHooks = hooks if hooks is not None else NullHooks()
-        self._in_flight = 0
         self._wait = 0.0
         self._wait_at = -FRESH_S
-        self._running = False
 
     @property
     def depth(self) -> int:
         """Nothing waits here: jobs queue in the engine process."""
         return 0
 
-    @property
-    def in_flight(self) -> int:
-        """This front end's jobs sent and not yet answered."""
-        return self._in_flight
-
-    def start(self) -> None:
-        self._running = True
-
-    async def stop(self, drain: bool = True, timeout: float | None = None) -> None:
-        self._running = False
-        until = time.monotonic() + (timeout or 0.0)
-        while drain and self._in_flight and time.monotonic() < until:
-            await asyncio.sleep(0.05)
-
-    async def submit(self, job: Job) -> Any:
-        (result,) = await self.submit_many([job])
-        return result
-
     async def submit_many(self, jobs: Sequence[Job]) -> list[Any]:
-        if not self._running:
-            self._hooks.on_reject(self.name, "stopped")
-            raise BatcherStoppedError(f"queue {self.name!r} is not running")
         now = time.monotonic()
-        if any(job.expired(now) for job in jobs):
-            self._hooks.on_reject(self.name, "deadline")
-            raise DeadlineExceededError("a job expired before it was queued")
+        self._check_sendable(jobs, now)
         wire = [
             WireJob(
                 job.id,

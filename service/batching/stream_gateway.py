@@ -35,11 +35,11 @@ from service.batching.batcher import (
     BatcherStoppedError,
     DeadlineExceededError,
     JobFailedError,
-    NullHooks,
     QueueFullError,
     QueueUnavailableError,
     WouldMissDeadlineError,
 )
+from service.batching.forwarding import ForwardingBatcher
 from service.batching.job import Job, Priority
 from service.batching.streams import (
     REPLY_TTL_S,
@@ -149,7 +149,7 @@ class ReplyRouter:
                 future.set_exception(error)
 
 
-class StreamBatcher:
+class StreamBatcher(ForwardingBatcher):
     """A queue whose batches are assembled and decoded by workers (``gecserve worker``); see the module docstring.
 
     ``decoding(job)`` gives the JSON-ready decoding a job's worker must run; ``result_of(reply,
@@ -170,9 +170,9 @@ class StreamBatcher:
         live_workers: Callable[[], int],
         hooks: BatcherHooks | None = None,
     ) -> None:
+        super().__init__(name, hooks)
         self.client = client
         self.keys = keys
-        self.name = name
         self.stream = keys.jobs(name)
         self.router = router
         self.max_queue = max_queue
@@ -183,29 +183,18 @@ class StreamBatcher:
         # Here: decoding seconds per job, from the replies; each reply records its batch, so a batch of
         # 8 is 8 entries, and every entry of the window counts the same.
         self.rate = ServiceRate(prior_s_per_token=0.01, half_life=math.inf)
-        self._hooks: BatcherHooks = hooks if hooks is not None else NullHooks()
         self._admit = client.register_script(ADMIT)
         self._depth = 0
-        self._in_flight = 0
         self._registered = False
-        self._running = False
 
     @property
     def depth(self) -> int:
         """Jobs in the stream (waiting or decoding) when this gateway last looked."""
         return self._depth
 
-    @property
-    def in_flight(self) -> int:
-        """This gateway's jobs sent and not yet answered."""
-        return self._in_flight
-
     def observe_depth(self, depth: int) -> None:
         self._depth = depth
         self._hooks.on_depth(self.name, depth, self._in_flight)
-
-    def start(self) -> None:
-        self._running = True
 
     async def register(self) -> None:
         """Make the stream's consumer group and list the queue for workers that serve every queue
@@ -214,24 +203,9 @@ class StreamBatcher:
         await self.client.sadd(self.keys.queues, self.name)
         self._registered = True
 
-    async def stop(self, drain: bool = True, timeout: float | None = None) -> None:
-        self._running = False
-        deadline = time.monotonic() + (timeout if timeout is not None else 0.0)
-        while drain and self._in_flight and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-
-    async def submit(self, job: Job) -> Any:
-        (result,) = await self.submit_many([job])
-        return result
-
     async def submit_many(self, jobs: Sequence[Job]) -> list[Any]:
-        if not self._running:
-            self._hooks.on_reject(self.name, "stopped")
-            raise BatcherStoppedError(f"queue {self.name!r} is not running")
         now = time.monotonic()
-        if any(job.expired(now) for job in jobs):
-            self._hooks.on_reject(self.name, "deadline")
-            raise DeadlineExceededError("a job expired before it was queued")
+        self._check_sendable(jobs, now)
         self._check_wait(jobs, now)
         for job in jobs:
             job.enqueued_at = now
