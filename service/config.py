@@ -197,6 +197,12 @@ class Settings(BaseSettings):
         return self.max_batch_size or (GPU_BATCH_SIZE if on_gpu else CPU_BATCH_SIZE)
 
     @property
+    def decodes(self) -> bool:
+        """Whether ``gecserve serve`` runs the engines itself: not when workers decode (``queue_url``), nor in a
+        front end, whose engine process does (``engine_dir``)."""
+        return self.queue_url is None and self.engine_dir is None
+
+    @property
     def continuous_strategies(self) -> frozenset[str]:
         return frozenset(strategies(self.continuous_batching))
 

@@ -27,20 +27,16 @@ from service.observability.logging import configure_logging
 from service.observability.loop_lag import watch_loop_lag
 from service.observability.metrics import Metrics
 from service.startup import check_model, load_settings
-from service.wiring import engine_core, load_engines, release_while_idle
+from service.wiring import engine_core, release_while_idle, warm_engines
 
 __all__ = ["main"]
 
 log = logging.getLogger("gecserve.engine")
 
-WARMUP_SOURCE = [[0, 1, 2, 3]]
-
 
 async def run_engine(settings: Settings, endpoint: str) -> None:
     """Load, warm up and serve at ``endpoint`` until SIGTERM."""
-    engines = await asyncio.to_thread(load_engines, settings, settings.inference_workers)
-    for engine in engines:
-        await asyncio.to_thread(engine.generate, WARMUP_SOURCE)
+    engines = await asyncio.to_thread(warm_engines, settings, settings.inference_workers)
     metrics = Metrics()
     core, idle = engine_core(settings, engines, endpoint, metrics)
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, core.stop)

@@ -6,7 +6,7 @@ handed to the ``Pipeline``, which only serves requests. Each served model is bui
 the repository's loader): its preprocessing, its decoding queues with their engines (or the job streams of its
 workers), its dispatcher, warmed up before it takes traffic, at start-up and at run time alike. ``gecserve
 worker`` builds its engine, batch policy and consumer from the same functions (``runtime_options``,
-``load_engines``, ``batch_policy``, ``replica_id``, ``worker_consumer``, ``release_while_idle``), and ``gecserve
+``warm_engines``, ``batch_policy``, ``replica_id``, ``worker_consumer``, ``release_while_idle``), and ``gecserve
 engine`` its engines and core (``engine_core``).
 """
 
@@ -70,6 +70,7 @@ __all__ = [
     "release_while_idle",
     "replica_id",
     "runtime_options",
+    "warm_engines",
     "worker_consumer",
 ]
 
@@ -78,6 +79,7 @@ log = logging.getLogger(__name__)
 WARMUP_TEXT = "This are a warm-up sentence for the model."
 WARMUP_ROUNDS = 3  # the first run of a session is slow; later ones teach admission control the real cost
 WARMUP_BATCH = 16  # then one batch this large, for the cost of a batch at a second size
+WARMUP_SOURCE = [[0, 1, 2, 3]]  # what warms an engine fed by others: a few token ids
 
 
 def runtime_options(settings: Settings) -> RuntimeOptions:
@@ -96,6 +98,15 @@ def load_engines(settings: Settings, count: int, model_path: Path | None = None)
     options = runtime_options(settings)
     path = model_path or settings.model_path
     return [Engine(path, settings.model_variant, options) for _ in range(count)]
+
+
+def warm_engines(settings: Settings, count: int) -> list[Engine]:
+    """``load_engines``, each engine then run once on a few tokens (a session's first run is slow), for a process
+    that decodes what others send (``gecserve worker``, ``gecserve engine``); slow: call in a thread."""
+    engines = load_engines(settings, count)
+    for engine in engines:
+        engine.generate(WARMUP_SOURCE)
+    return engines
 
 
 def batch_policy(
@@ -151,7 +162,7 @@ async def release_while_idle(release: IdleRelease, busy: Callable[[], bool]) -> 
 def graph_bytes(settings: Settings, source: ModelSource) -> int:
     """What loading ``source`` will take, estimated before it loads: its variant's graph files, once per engine
     (none for a gateway whose workers decode)."""
-    if settings.queue_url or settings.engine_dir:
+    if not settings.decodes:
         return 0
     manifest = check_model_folder(source.path, settings.model_variant, spelling=False, review=False)
     files = manifest.variants[settings.model_variant or manifest.default_variant].values()
@@ -181,9 +192,13 @@ class ModelBuilder:
     async def __call__(self, source: ModelSource) -> ServedModel:
         settings = self.settings
         started = time.monotonic()
-        decodes = settings.queue_url is None and settings.engine_dir is None
         manifest = await asyncio.to_thread(
-            check_model_folder, source.path, settings.model_variant, decodes, settings.spelling, settings.lm_review
+            check_model_folder,
+            source.path,
+            settings.model_variant,
+            settings.decodes,
+            settings.spelling,
+            settings.lm_review,
         )
         try:
             preprocessor = Preprocessor(

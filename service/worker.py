@@ -37,19 +37,16 @@ from service.observability.loop_lag import watch_loop_lag
 from service.observability.metrics import Metrics
 from service.repository.sources import parse_models
 from service.startup import check_model, listen, load_settings
-from service.wiring import load_engines, release_while_idle, worker_consumer
+from service.wiring import release_while_idle, warm_engines, worker_consumer
 
 __all__ = ["main", "work"]
 
 log = logging.getLogger("gecserve.worker")
 
-WARMUP_SOURCE = [[0, 1, 2, 3]]
-
 
 async def work(settings: Settings, url: str, queues: list[str] | None, metrics_port: int | None) -> None:
     """Serve the job streams at ``url`` until SIGTERM/SIGINT."""
-    (engine,) = await asyncio.to_thread(load_engines, settings, 1)
-    await asyncio.to_thread(engine.generate, WARMUP_SOURCE)
+    (engine,) = await asyncio.to_thread(warm_engines, settings, 1)
     metrics = Metrics()
     if metrics_port is not None:
         start_http_server(metrics_port, registry=metrics.exposed)

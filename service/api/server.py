@@ -190,7 +190,7 @@ def _settings(args: argparse.Namespace) -> tuple[Settings, dict[str, str], socke
     )
     flags = {field: flag for field, flag, value in given if value is not None}
     settings = load_settings({field: value for field, _, value in given if value is not None}, flags)
-    check_model(settings, flags, decodes=settings.queue_url is None and settings.engine_dir is None)
+    check_model(settings, flags, decodes=settings.decodes)
     try:
         load_keys(settings.api_keys_file, settings.api_keys)
     except KeyFileError as error:

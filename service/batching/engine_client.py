@@ -27,15 +27,11 @@ from zmq.utils.monitor import parse_monitor_message
 from service.batching.batcher import (
     BatcherHooks,
     BatcherStoppedError,
-    DeadlineExceededError,
-    EvictedError,
-    JobFailedError,
-    QueueFullError,
     QueueUnavailableError,
     WouldMissDeadlineError,
 )
 from service.batching.engine_wire import ANSWER_DECODER, ENCODER, Answer, Submit, WireJob
-from service.batching.forwarding import ForwardingBatcher
+from service.batching.forwarding import ForwardingBatcher, error_of
 from service.batching.job import Job, Priority
 
 __all__ = ["EngineBatcher", "EngineConnection"]
@@ -206,17 +202,4 @@ class EngineBatcher(ForwardingBatcher):
             )
 
     def _error(self, answer: Answer) -> BaseException:
-        message = answer.message
-        if answer.error == QueueFullError.reason:
-            return QueueFullError(answer.depth, answer.retry_after, self.name, message)
-        if answer.error == WouldMissDeadlineError.reason:
-            return WouldMissDeadlineError(answer.depth, answer.retry_after, self.name, message)
-        if answer.error == "deadline":
-            return DeadlineExceededError(message)
-        if answer.error == "stopped":
-            return BatcherStoppedError(message)
-        if answer.error == "evicted":
-            return EvictedError(message)
-        if answer.error == "invalid":
-            return ValueError(message)
-        return JobFailedError(answer.error or "failed", message)
+        return error_of(answer.error or "failed", answer.message, self.name, answer.depth, answer.retry_after)

@@ -20,14 +20,9 @@ import msgspec
 import zmq
 import zmq.asyncio
 
-from service.batching.batcher import (
-    BatcherHooks,
-    BatcherStoppedError,
-    DeadlineExceededError,
-    EvictedError,
-    QueueFullError,
-)
+from service.batching.batcher import BatcherHooks, QueueFullError
 from service.batching.engine_wire import ENCODER, SUBMIT_DECODER, Answer, Submit
+from service.batching.forwarding import reason_of
 from service.batching.job import Job, Priority
 from service.batching.local import LocalBatcher
 from service.batching.policy import BatchPolicy
@@ -144,18 +139,10 @@ class EngineCore:
         request = submit.request
         try:
             return Answer(request, results=await batcher.submit_many(jobs))
-        except QueueFullError as error:
-            return Answer(
-                request, error=error.reason, message=str(error), depth=error.depth, retry_after=error.retry_after
-            )
-        except DeadlineExceededError as error:
-            return Answer(request, error="deadline", message=str(error))
-        except BatcherStoppedError as error:
-            return Answer(request, error="stopped", message=str(error))
-        except EvictedError as error:
-            return Answer(request, error="evicted", message=str(error))
-        except ValueError as error:  # decoding settings the engine refuses
-            return Answer(request, error="invalid", message=str(error))
         except Exception as error:
-            log.warning("engine: decoding failed", extra={"queue": batcher.name, "error": repr(error)})
-            return Answer(request, error="failed", message=f"decoding failed: {type(error).__name__}")
+            reason = reason_of(error)
+            if reason == "failed":
+                log.warning("engine: decoding failed", extra={"queue": batcher.name, "error": repr(error)})
+                return Answer(request, error=reason, message=f"decoding failed: {type(error).__name__}")
+            depth, retry_after = (error.depth, error.retry_after) if isinstance(error, QueueFullError) else (0, 0.0)
+            return Answer(request, error=reason, message=str(error), depth=depth, retry_after=retry_after)

@@ -3,6 +3,8 @@ Redis Streams) and ``engine_client.EngineBatcher`` (an engine process through Ze
 
 Each counts this process's jobs sent and not yet answered, drains them on ``stop``, sends one job as a request of
 one, and refuses before sending what cannot be sent: anything once stopped, a request with a job past its deadline.
+What the other process raised comes back as a reason (``reason_of``) and is raised here as the same error
+(``error_of``).
 """
 
 from __future__ import annotations
@@ -12,12 +14,54 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from service.batching.batcher import BatcherHooks, BatcherStoppedError, DeadlineExceededError, NullHooks
+from service.batching.batcher import (
+    BatcherHooks,
+    BatcherStoppedError,
+    DeadlineExceededError,
+    EvictedError,
+    JobFailedError,
+    NullHooks,
+    QueueFullError,
+    WouldMissDeadlineError,
+)
 from service.batching.job import Job
 
-__all__ = ["ForwardingBatcher"]
+__all__ = ["ForwardingBatcher", "error_of", "reason_of"]
 
 DRAIN_POLL_S = 0.05
+
+
+def reason_of(error: Exception) -> str:
+    """The reason an answer carries for ``error``, raised where the jobs were decoded (``error_of`` reads it)."""
+    if isinstance(error, QueueFullError):
+        return error.reason
+    if isinstance(error, DeadlineExceededError):
+        return "deadline"
+    if isinstance(error, BatcherStoppedError):
+        return "stopped"
+    if isinstance(error, EvictedError):
+        return "evicted"
+    if isinstance(error, ValueError):  # decoding settings the engine refuses
+        return "invalid"
+    return "failed"
+
+
+def error_of(reason: str, message: str, name: str = "", depth: int = 0, retry_after: float = 0.0) -> BaseException:
+    """The error an answer's ``reason`` stands for, with its ``message`` (a refusal: the queue ``name``, its
+    ``depth`` and ``retry_after``)."""
+    if reason == QueueFullError.reason:
+        return QueueFullError(depth, retry_after, name, message)
+    if reason == WouldMissDeadlineError.reason:
+        return WouldMissDeadlineError(depth, retry_after, name, message)
+    if reason == "deadline":
+        return DeadlineExceededError(message)
+    if reason == "stopped":
+        return BatcherStoppedError(message)
+    if reason == "evicted":
+        return EvictedError(message)
+    if reason == "invalid":
+        return ValueError(message)
+    return JobFailedError(reason, message)
 
 
 class ForwardingBatcher:

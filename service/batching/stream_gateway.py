@@ -33,13 +33,11 @@ from service.batching.admission import ServiceRate
 from service.batching.batcher import (
     BatcherHooks,
     BatcherStoppedError,
-    DeadlineExceededError,
-    JobFailedError,
     QueueFullError,
     QueueUnavailableError,
     WouldMissDeadlineError,
 )
-from service.batching.forwarding import ForwardingBatcher
+from service.batching.forwarding import ForwardingBatcher, error_of
 from service.batching.job import Job, Priority
 from service.batching.streams import (
     REPLY_TTL_S,
@@ -282,8 +280,4 @@ class StreamBatcher(ForwardingBatcher):
             self._hooks.on_queue_wait(self.name, max(0.0, received - reply.seconds - job.enqueued_at))
             return self.result_of(reply, received)
         self._hooks.on_reject(self.name, reply.error)
-        if reply.error == "deadline":
-            return DeadlineExceededError(reply.message)
-        if reply.error == "invalid":
-            return ValueError(reply.message)
-        return JobFailedError(reply.error, reply.message)
+        return error_of(reply.error, reply.message)

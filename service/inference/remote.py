@@ -28,10 +28,9 @@ def _as_reply(outcome: Any) -> Any:
     return outcome
 
 
-def outcome_of_reply(reply: dict[str, Any], received: float) -> Outcome:
-    """A reply made here (``_as_reply``) read back where it was ``received``, as the ``Outcome`` it was."""
-    seconds = float(reply["seconds"])
-    return Outcome(DecodeResult.from_json(reply["result"]), received - seconds, received, int(reply["batch_size"]))
+def outcome_of_reply(result: dict[str, Any], seconds: float, batch_size: int, received: float) -> Outcome:
+    """A reply's fields (made here by ``_as_reply``) read back where it was ``received``, as the ``Outcome`` it was."""
+    return Outcome(DecodeResult.from_json(result), received - seconds, received, batch_size)
 
 
 class RemoteBatch:

@@ -8,21 +8,25 @@ refuses work at once with 503 until its restart is back.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from service.batching import Batcher
+from service.batching import Batcher, Job
 from service.batching.engine_client import EngineBatcher, EngineConnection
-from service.engine.decoding.params import decoding_to_json
-from service.experiments.arms import Arm
+from service.inference.batches import Outcome
 from service.inference.remote import outcome_of_reply
 from service.observability.hooks import MetricsHooks
 from service.observability.metrics import Metrics
-from service.pipeline.queues import GENERATE_QUEUE
+from service.pipeline.queues import ForwardedQueues
 
 __all__ = ["EngineQueues"]
 
 
-class EngineQueues:
+def _outcome(reply: dict[str, Any], received: float) -> Outcome:
+    return outcome_of_reply(reply["result"], reply["seconds"], reply["batch_size"], received)
+
+
+class EngineQueues(ForwardedQueues):
     """See the module docstring."""
 
     def __init__(self, endpoint: str, admit_within: float, metrics: Metrics) -> None:
@@ -31,17 +35,8 @@ class EngineQueues:
         self.hooks = MetricsHooks(metrics)
         self.batchers: dict[str, Batcher] = {}
 
-    def get(self, arm: Arm) -> Batcher:
-        decoding = decoding_to_json(arm.strategy, arm.params)
-        return self.batchers.get(arm.queue) or self._start(arm.queue, lambda job: decoding)
-
-    def generate(self) -> Batcher:
-        return self.batchers.get(GENERATE_QUEUE) or self._start(
-            GENERATE_QUEUE, lambda job: decoding_to_json(*job.payload)
-        )
-
-    def _start(self, name: str, decoding: Any) -> EngineBatcher:
-        batcher = EngineBatcher(self.connection, name, self.admit_within, decoding, outcome_of_reply, self.hooks)
+    def _start(self, name: str, decoding: Callable[[Job], dict[str, Any]]) -> EngineBatcher:
+        batcher = EngineBatcher(self.connection, name, self.admit_within, decoding, _outcome, self.hooks)
         batcher.start()
         self.batchers[name] = batcher
         return batcher

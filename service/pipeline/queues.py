@@ -1,6 +1,6 @@
 """The decoding queues: one auto-batching queue per decoding (an arm's queue, or ``generate``).
 
-``DecodingQueues`` is what the pipeline submits to; it has two transports. ``LocalQueues`` (the
+``DecodingQueues`` is what the pipeline submits to; it has three transports. ``LocalQueues`` (the
 default) decodes in this process: a pool of ``inference_workers`` engines (ONNX Runtime sessions,
 which accept concurrent runs), decoding thread ``i`` of every queue running on engine ``i``, each batch
 telling ``idle_release`` it ended (``service.wiring`` gives the memory back once decoding is idle). A
@@ -8,8 +8,9 @@ decoding whose strategy is in ``continuous`` (an arm's, or a ``generate`` job's 
 iteration-level batching (``service.inference.iteration``: sentences join and leave the batch between
 decoder passes); the others in closed batches. ``StreamQueues``
 (``service.pipeline.stream_queues``, ``gecserve serve --queue URL``) sends the jobs to workers
-(``gecserve worker``) through Redis Streams. Queues are made when an arm first needs one, so an experiment
-started at run time gets its own.
+(``gecserve worker``) through Redis Streams, and ``EngineQueues`` (``service.pipeline.engine_queues``) to the
+engine process of ``--front-ends``; both carry each job's decoding with it (``ForwardedQueues``). Queues are made
+when an arm first needs one, so an experiment started at run time gets its own.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from typing import Any, Protocol
 
 from service.batching import Batcher, BatcherHooks, BatchPolicy, Job, LocalBatcher, RunningBatch, closed_batches
 from service.engine.allocator import IdleRelease
+from service.engine.decoding.params import decoding_to_json
 from service.engine.engine import STRATEGIES, Engine
 from service.experiments.arms import Arm
 from service.inference.batches import decode_batch
 from service.inference.iteration import IterationBatch, PayloadBatch
 
-__all__ = ["GENERATE_QUEUE", "DecodingQueues", "LocalQueues"]
+__all__ = ["GENERATE_QUEUE", "DecodingQueues", "ForwardedQueues", "LocalQueues"]
 
 GENERATE_QUEUE = "generate"  # /v1/generate: each job carries its own (strategy, params)
 
@@ -51,6 +53,25 @@ class DecodingQueues(Protocol):
         """Whether submitted jobs can be decoded now (an engine is loaded, or a worker is live)."""
 
     def health(self) -> dict[str, Any]: ...
+
+
+class ForwardedQueues:
+    """What the queues whose jobs another process decodes share: an arm's queue sends the arm's decoding with each
+    job, ``generate``'s each job's own; ``_start`` makes a queue's batcher on first use."""
+
+    batchers: dict[str, Batcher]
+
+    def get(self, arm: Arm) -> Batcher:
+        decoding = decoding_to_json(arm.strategy, arm.params)
+        return self.batchers.get(arm.queue) or self._start(arm.queue, lambda job: decoding)
+
+    def generate(self) -> Batcher:
+        return self.batchers.get(GENERATE_QUEUE) or self._start(
+            GENERATE_QUEUE, lambda job: decoding_to_json(*job.payload)
+        )
+
+    def _start(self, name: str, decoding: Callable[[Job], dict[str, Any]]) -> Batcher:
+        raise NotImplementedError
 
 
 class LocalQueues:

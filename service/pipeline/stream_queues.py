@@ -12,20 +12,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from service.batching import Batcher
+from service.batching import Batcher, Job
 from service.batching.stream_gateway import ReplyRouter, StreamBatcher
 from service.batching.streams import GROUP, Reply, StreamKeys, cancel_task
-from service.engine.decoding.params import DecodeResult, decoding_to_json
-from service.experiments.arms import Arm
 from service.inference.batches import Outcome
+from service.inference.remote import outcome_of_reply
 from service.observability.hooks import MetricsHooks
 from service.observability.metrics import Metrics
-from service.pipeline.queues import GENERATE_QUEUE
+from service.pipeline.queues import ForwardedQueues
 from service.redis_pool import redis_client
 
 __all__ = ["StreamQueues"]
@@ -37,10 +37,10 @@ MONITOR_S = 1.0
 
 def _outcome(reply: Reply, received: float) -> Outcome:
     assert reply.result is not None
-    return Outcome(DecodeResult.from_json(reply.result), received - reply.seconds, received, reply.batch_size)
+    return outcome_of_reply(reply.result, reply.seconds, reply.batch_size, received)
 
 
-class StreamQueues:
+class StreamQueues(ForwardedQueues):
     """See the module docstring."""
 
     def __init__(
@@ -68,16 +68,7 @@ class StreamQueues:
         self._monitor: asyncio.Task[None] | None = None
         self._reachable = True
 
-    def get(self, arm: Arm) -> Batcher:
-        decoding = decoding_to_json(arm.strategy, arm.params)
-        return self.batchers.get(arm.queue) or self._start(arm.queue, lambda job: decoding)
-
-    def generate(self) -> Batcher:
-        return self.batchers.get(GENERATE_QUEUE) or self._start(
-            GENERATE_QUEUE, lambda job: decoding_to_json(*job.payload)
-        )
-
-    def _start(self, name: str, decoding: Any) -> StreamBatcher:
+    def _start(self, name: str, decoding: Callable[[Job], dict[str, Any]]) -> StreamBatcher:
         batcher = StreamBatcher(
             self.client,
             self.keys,

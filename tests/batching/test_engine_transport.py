@@ -68,6 +68,12 @@ async def running(engine_core: EngineCore, connection: EngineConnection) -> asyn
     return task
 
 
+async def decoding(engine_core: EngineCore) -> None:
+    """Until the queue ``accelerated`` of ``engine_core`` decodes a job."""
+    while not engine_core.batchers or not engine_core.batchers["accelerated"].in_flight:
+        await asyncio.sleep(0.01)
+
+
 async def stopped(engine_core: EngineCore, task: asyncio.Task[None]) -> None:
     engine_core.stop()
     await asyncio.wait_for(task, BOUND)
@@ -98,8 +104,7 @@ def test_a_full_queue_is_refused_across_the_socket_with_its_retry_time(tmp_path:
         queue = batcher(connection)
         engine.gate.clear()
         first = asyncio.create_task(queue.submit_many([Job(tokens=[1, 2])]))  # in a batch, held at the gate
-        while not engine_core.batchers or not engine_core.batchers["accelerated"].in_flight:
-            await asyncio.sleep(0.01)
+        await decoding(engine_core)
         filling = asyncio.gather(queue.submit_many([Job(tokens=[3]) for _ in range(3)]))  # fills the queue
         while engine_core.batchers["accelerated"].depth < 3:
             await asyncio.sleep(0.01)
@@ -148,8 +153,7 @@ def test_an_engine_that_goes_away_fails_its_requests_at_once_and_one_that_comes_
         queue = batcher(connection)
         engine.gate.clear()
         waiting = asyncio.create_task(queue.submit(Job(tokens=[5])))
-        while not first_core.batchers or not first_core.batchers["accelerated"].in_flight:
-            await asyncio.sleep(0.01)
+        await decoding(first_core)
         first_core._socket.close(linger=0)  # the engine dies with the job unanswered: its socket closes
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
