@@ -45,6 +45,7 @@ from service.api.http.front import page_urls
 from service.api.supervisor import supervise
 from service.config import SettingError, Settings, setting_name
 from service.engine.allocator import configure_malloc
+from service.engine.collector import configure_collector
 from service.experiments.definition import ExperimentFileError, load_experiment
 from service.observability.logging import configure_logging
 from service.observability.loop_lag import watch_loop_lag
@@ -118,6 +119,7 @@ async def _serve(
     async def warm_up() -> None:
         if not front_end:
             await gateway.start()
+        frozen = configure_collector()  # see service.engine.collector
         if health_servicer is not None:
             for name in (SERVICE_NAME, ""):
                 health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -125,7 +127,7 @@ async def _serve(
         log.info(
             f"ready: open {urls['home']} (editor {urls['editor']}, dashboard {urls['dashboard']}, "
             f"API docs {urls['api_docs']})",
-            extra={"http_port": http_port, "grpc_port": grpc_port, "urls": urls},
+            extra={"http_port": http_port, "grpc_port": grpc_port, "urls": urls, "frozen_objects": frozen},
         )
 
     warm_task = asyncio.create_task(warm_up())

@@ -30,6 +30,10 @@ class TextCodec:
         # it must not become a control token that the model reads and the decoder drops.
         self.tokenizer.encode_special_tokens = True
         self.special_ids = special_ids
+        # each id's text decoded alone, by length (0 for a special one): what decode_with_ends adds up, looked up
+        # rather than decoded per call (the library's batch decode wakes its thread pool for a few tokens)
+        alone = self.tokenizer.decode_batch([[i] for i in range(self.tokenizer.get_vocab_size(with_added_tokens=True))])
+        self._piece_lengths = [0 if i in special_ids else len(piece) for i, piece in enumerate(alone)]
 
     @classmethod
     def for_model(cls, model_dir: Path, manifest: ModelManifest | None = None) -> tuple[TextCodec, ModelManifest]:
@@ -56,10 +60,11 @@ class TextCodec:
         """``decode(ids)``, and where each of ``ids`` ends in that text (code points; a special token ends where
         the one before it does, and the bytes of one character share its end)."""
         text = self.decode(ids)
-        pieces = self.tokenizer.decode_batch([[] if i in self.special_ids else [i] for i in ids])
-        if sum(len(piece) for piece in pieces) != len(text):  # a character split between tokens
+        lengths, known = self._piece_lengths, len(self._piece_lengths)
+        ends = tuple(itertools.accumulate(lengths[i] if i < known else 0 for i in ids))
+        if (ends[-1] if ends else 0) != len(text):  # a character split between tokens, or an id past the vocabulary
             return text, tuple(len(self.decode(ids[: k + 1])) for k in range(len(ids)))
-        return text, tuple(itertools.accumulate(len(piece) for piece in pieces))
+        return text, ends
 
     def decode_batch(self, batch: list[list[int]]) -> list[str]:
         return [self.decode(ids) for ids in batch]

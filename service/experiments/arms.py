@@ -10,6 +10,7 @@ experiment files and ``GECSERVE_DEFAULT_BACKEND`` all resolve through ``BACKENDS
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 from service.engine.decoding.params import DecodeParams
@@ -124,7 +125,7 @@ class Arm:
     def strategy(self) -> str:
         return BACKENDS[self.backend].strategy
 
-    @property
+    @cached_property  # read for every request (its queue, its cache key); an arm does not change
     def params(self) -> DecodeParams:
         decoding = {key: value for key, value in self.overrides if key not in _NOT_DECODE_PARAMS}
         return replace(BACKENDS[self.backend].params, **decoding)

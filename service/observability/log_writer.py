@@ -15,7 +15,6 @@ import logging
 import os
 import queue
 import threading
-import time
 from typing import TextIO
 
 __all__ = ["CLOSE_S", "QUEUE_LINES", "QueuedLineHandler", "dropped_lines"]
@@ -38,7 +37,7 @@ def _count_drop() -> None:
         _dropped += 1
 
 
-def _write(lines: queue.Queue[str | None], stream: TextIO) -> None:
+def _write(lines: queue.SimpleQueue[str | None], stream: TextIO) -> None:
     """The writer thread: the queued lines to ``stream`` in order, until ``None``; each turn writes every line
     queued meanwhile at once, so a thread that rarely gets the interpreter lock still keeps up."""
     while True:
@@ -60,7 +59,8 @@ class QueuedLineHandler(logging.Handler):
     def __init__(self, stream: TextIO, queue_lines: int = QUEUE_LINES) -> None:
         super().__init__()
         self.stream = stream
-        self.lines: queue.Queue[str | None] = queue.Queue(queue_lines)
+        self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()  # in C: no Python lock taken per line
+        self.queue_lines = queue_lines
         self.unreported = 0  # lines dropped since the last one queued
         self._pid = os.getpid()
         self._stopped = False  # closed: lines are written where they are logged
@@ -91,20 +91,14 @@ class QueuedLineHandler(logging.Handler):
         with self.lock:
             if not self._stopped and os.getpid() == self._pid:
                 self._stopped = True
-                deadline = time.monotonic() + CLOSE_S
-                try:
-                    self.lines.put(None, timeout=CLOSE_S)
-                except queue.Full:
-                    pass
-                else:
-                    self._writer.join(max(0.0, deadline - time.monotonic()))
+                self.lines.put(None)
+                self._writer.join(CLOSE_S)
         super().close()
 
     def _offer(self, line: str) -> bool:
-        try:
-            self.lines.put_nowait(line)
-        except queue.Full:
+        if self.lines.qsize() >= self.queue_lines:
             return False
+        self.lines.put(line)
         return True
 
     def _drop(self) -> None:

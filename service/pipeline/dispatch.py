@@ -160,7 +160,12 @@ class SentenceDispatcher:
                 self.metrics.shared_sentences(arm.queue, len(joined))
             joined_at = time.monotonic()
             lead = self._lead(arm, keep_bias, {key: remaining[key] for key in led}, led, priority, deadline, timings)
-            mine, *theirs = await asyncio.gather(lead, *(asyncio.shield(flight.done) for flight in joined.values()))
+            theirs: list[_Decoded | None] = []
+            if joined:
+                waits = asyncio.gather(*(asyncio.shield(flight.done) for flight in joined.values()))
+                mine, theirs = await asyncio.gather(lead, waits)
+            else:  # most requests: their own sentences only, led in this task (no task of their own)
+                mine = await lead
             decoded.update(mine)
             for key, result in zip(joined, theirs, strict=True):
                 if result is not None:

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, Protocol, TypeVar
 
+from service.engine.collector import thaw_objects
 from service.repository.sources import ModelSource
 
 __all__ = [
@@ -181,6 +182,7 @@ class ModelRepository(Generic[Model]):
             await model.drain(self.drain_timeout_s)
         finally:
             self.draining.remove(model)
+            thaw_objects()  # a frozen model's cycles would never be freed (service.engine.collector)
         log.info("model unloaded", extra={"model": model.name, "version": model.version})
 
     async def close(self) -> None:

@@ -166,12 +166,14 @@ def unit_evidence(
     the spelling stage made each): ``scores`` is the model's output and its tokens' log-probabilities, ``lm`` the
     language model that scores the sentence with and without each edit, ``channel`` how likely learners make each
     misspelling."""
+    if not edits:  # most sentences: nothing to weigh
+        return []
     model_edits = extract_edits(source, scores.text) if scores is not None else []  # the model's own, once
     model_positions = _model_positions(model_edits)
     moved = _moved_words(model_edits, edits)
     deltas = _lm_deltas(source, final, edits, lm)
     sentence = SentenceEvidence.of(source, len(edits))
-    fluency = _fluency(source, lm) if edits else (0.0, 0.0)
+    fluency = _fluency(source, lm)
     found = []
     for edit, code, spell, delta in zip(edits, codes, spelled, deltas, strict=True):
         position = model_positions.get((edit.start, edit.end, edit.replacement))

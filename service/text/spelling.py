@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Protocol
 
 from symspellpy import SymSpell, Verbosity
+from symspellpy.editdistance import DistanceAlgorithm, EditDistance
 
 from service.text.classify import osa_distance, plausible_distance
 from service.text.edits import Edit, cased_like
@@ -146,7 +147,12 @@ class Speller:
         self.initial_min_words = initial_min_words
         # the last words' candidates (``candidates``); functools' cache is safe to share between preprocessing threads
         self._kept_candidates = functools.lru_cache(maxsize=CANDIDATES_KEPT)(self._find_candidates)
-        self.symspell = SymSpell(max_dictionary_edit_distance=MAX_DISTANCE, prefix_length=PREFIX_LENGTH)
+        # the edit distances in C++ (editdistpy): the same distances as symspellpy's Python, 1.6 times faster a look-up
+        self.symspell = SymSpell(
+            max_dictionary_edit_distance=MAX_DISTANCE,
+            prefix_length=PREFIX_LENGTH,
+            distance_comparer=EditDistance(DistanceAlgorithm.DAMERAU_OSA_FAST),
+        )
         path = importlib.resources.files("symspellpy") / DICTIONARY
         with importlib.resources.as_file(path) as file:
             self.symspell.load_dictionary(file, term_index=0, count_index=1)

@@ -1,6 +1,6 @@
 """The model repository in-process, no server started: loads offered once ready, the default model, swaps that
-drain the replaced model while requests hold it, unloads, and the refusals (past ``max_models``, past the memory
-budget, the default's unload, an unknown name).
+drain the replaced model while requests hold it, unloads (which hand frozen objects back to the collector), and the
+refusals (past ``max_models``, past the memory budget, the default's unload, an unknown name).
 
 The loader is the service's own (``service.wiring.ModelBuilder``, as the gateway builds it), loading the tiny
 fixture model with its engines, preprocessing and queues; the tests only note what the repository lists while a
@@ -10,6 +10,7 @@ load runs.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -117,10 +118,12 @@ def test_unload_drains_a_model_but_the_default_stays() -> None:
         async with repository() as (served, _):
             await served.load(MAIN)
             second = await served.load(SECOND)
+            gc.freeze()  # as ``gecserve serve`` does once loaded: the unload hands the objects back to the collector
             with pytest.raises(ModelInUseError, match="'main' is the default model"):
                 await served.unload("main")
             assert await served.unload("second") is second
             assert second.state == ModelState.DRAINING and served.names() == ["main"] and not served.draining
+            assert gc.get_freeze_count() == 0  # the unloaded model's cycles can be freed
             with pytest.raises(UnknownModelError, match="no model named 'second' is served; served: main"):
                 served.get("second")
             with pytest.raises(UnknownModelError):

@@ -1,6 +1,7 @@
 """The front page, ``GET /``, on a real server with the bundled model: it says what the service is, links the
 editor, the dashboard, the API docs and health (each of which answers), and names the model served, its version and
-its licence; the start-up log's ready line names the same URLs."""
+its licence; the start-up log's ready line names the same URLs, and how many start-up objects it froze
+(``service.engine.collector``)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,4 @@ def test_the_ready_line_names_the_urls(bundled: RunningServer) -> None:
         f"ready: open {base}/ (editor {base}/editor, dashboard {base}/dashboard, API docs {base}/docs)"
     )
     assert ready["grpc_port"] == bundled.grpc_port
+    assert ready["frozen_objects"] > 100_000  # the model's start-up objects, out of the collector's walks
