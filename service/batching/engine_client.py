@@ -187,7 +187,7 @@ class EngineBatcher(ForwardingBatcher):
         received = time.monotonic()
         self._wait, self._wait_at = answer.wait, received
         if answer.results is None:
-            raise self._error(answer)
+            raise error_of(answer.error or "failed", answer.message, self.name, answer.depth, answer.retry_after)
         return [self.result_of(result, received) for result in answer.results]
 
     def check_admission(self, priority: Priority, deadline: float) -> None:
@@ -200,6 +200,3 @@ class EngineBatcher(ForwardingBatcher):
             raise WouldMissDeadlineError(
                 0, self._wait, self.name, f"queue {self.name!r} needs about {self._wait:.2f} s for the work queued now"
             )
-
-    def _error(self, answer: Answer) -> BaseException:
-        return error_of(answer.error or "failed", answer.message, self.name, answer.depth, answer.retry_after)

@@ -219,8 +219,9 @@ def _fluency(source: str, lm: NgramModel | None) -> tuple[float, float]:
 
 
 def _lm_deltas(source: str, final: str, edits: Sequence[Edit], lm: NgramModel | None) -> list[float]:
-    """Each edit's log10 score change: the sentence with every edit against it with all but that one."""
-    if lm is None or not edits:
+    """Each edit's log10 score change: the sentence with every edit against it with all but that one (``edits``: one
+    or more; ``unit_evidence`` weighs none for a sentence without)."""
+    if lm is None:
         return [0.0] * len(edits)
     without = [apply_edits(source, [e for e in edits if e is not edit]) for edit in edits]
     scores = lm.scores([final, *without])
