@@ -154,7 +154,7 @@ class Settings(BaseSettings):
         0,
         ge=0,
         description="HTTP and gRPC front-end processes sharing the ports, each model decoded by an engine process of "
-        "its own (0: one process serves and decodes)",
+        "its own, serving the models it started with (0: one process serves and decodes)",
     )
     engine_dir: Path | None = Field(
         None, description="a front end's: the folder of the engine processes' sockets (set by `--front-ends`)"

@@ -22,9 +22,10 @@ logging), and its event loop's mean lag over the run (``loop_lag_mean_ms``); bot
 greedy on the same weights, made by ``make runs/gec-default-hf``) on a free port and runs the same loop against it
 at each concurrency, after the service's backends and on the lines the first of them read: rows ``fastapi+ct2``, and
 ``req_per_s_vs_peer``, each service row's throughput over the peer's at its concurrency. Locust (``locustfile.py``)
-measures the same from outside at scale. ``--client-processes N`` spreads each loop's clients (and its lines)
-over N processes started together: one process of more than a few dozen httpx clients spends more CPU a request
-than the server, and would measure itself (``client_cpu_ms_per_req`` is then the processes' CPU together).
+measures the same from outside at scale. Each client has a connection pool of its own (a pool shared by many
+clients costs each request a walk over all its connections). ``--client-processes N`` spreads each loop's clients
+(and its lines) over N processes started together, for rates past what one process's core sends
+(``client_cpu_ms_per_req`` is then the processes' CPU together).
 ``--queue URL --workers N`` (with ``--spawn``) measures scale-out: the spawned server is a gateway of the job
 streams at ``URL`` (under a key prefix of the run's own) and N ``gecserve worker`` processes decode; the server's
 CPU is then the gateway's alone. ``GECSERVE_FRONT_ENDS`` passes through as any setting: the process layout.
@@ -36,6 +37,7 @@ import argparse
 import asyncio
 import contextlib
 import multiprocessing
+import ssl
 import sys
 import tempfile
 import time
@@ -144,40 +146,44 @@ async def _send(
     """``requests`` requests of ``lines`` in order from ``concurrency`` clients of this process."""
     load = Load()
     cursor = iter(range(requests))
+    # A pool of its own for each client: one pool shared by all would cost each request a walk over every
+    # connection (httpcore checks each idle one's socket), so a busy load generator would slow itself down further.
+    # The clients share one TLS context (each would load the CA bundle) and are made before the CPU clock starts.
+    tls = ssl.create_default_context()
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    clients = [httpx.AsyncClient(timeout=60, limits=limits, verify=tls) for _ in range(concurrency)]
     cpu_before = time.process_time()
 
     async def client(http: httpx.AsyncClient) -> None:
-        for index in cursor:
-            payload: dict[str, Any] = {"text": lines[index % len(lines)]}
-            if backend is not None:
-                payload["options"] = {"backend": backend}
-            started = time.perf_counter()
-            try:
-                response = await http.post(f"{url}/v1/correct", json=payload)
-                status = str(response.status_code)
-            except httpx.HTTPError as error:
-                status = type(error).__name__
-            if status == "200":
-                load.latencies.append(time.perf_counter() - started)
-                for stage, ms in response.json().get("timings_ms", {}).items():  # the peer's answers have none
-                    load.stages[stage] = load.stages.get(stage, 0.0) + ms
-            else:
-                load.errors[status] = load.errors.get(status, 0) + 1
-            progress.update(1)
+        async with http:
+            for index in cursor:
+                payload: dict[str, Any] = {"text": lines[index % len(lines)]}
+                if backend is not None:
+                    payload["options"] = {"backend": backend}
+                started = time.perf_counter()
+                try:
+                    response = await http.post(f"{url}/v1/correct", json=payload)
+                    status = str(response.status_code)
+                except httpx.HTTPError as error:
+                    status = type(error).__name__
+                if status == "200":
+                    load.latencies.append(time.perf_counter() - started)
+                    for stage, ms in response.json().get("timings_ms", {}).items():  # the peer's have none
+                        load.stages[stage] = load.stages.get(stage, 0.0) + ms
+                else:
+                    load.errors[status] = load.errors.get(status, 0) + 1
+                progress.update(1)
 
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
-        started = time.perf_counter()
-        await asyncio.gather(*(client(http) for _ in range(concurrency)))
-        load.elapsed_s = time.perf_counter() - started
+    started = time.perf_counter()
+    await asyncio.gather(*(client(http) for http in clients))
+    load.elapsed_s = time.perf_counter() - started
     load.cpu_s = time.process_time() - cpu_before
     return load
 
 
 class ClientProcesses:
-    """Processes of clients for ``closed_loop``: one process of many httpx clients spends more CPU a request than
-    the server does past a few dozen clients (docs/benchmarks.md, "Where a request's CPU goes"), so the load
-    generator, not the server, would set the figure. ``run`` splits the clients and the lines among the processes
+    """Processes of clients for ``closed_loop``, for rates past what one process's core sends (the load generator,
+    not the server, would set the figure). ``run`` splits the clients and the lines among the processes
     (each of at least one client), starts them together at one wall-clock instant, and merges what they got."""
 
     START_S = 0.2  # how far ahead of now the parts are told to start, so that each is waiting when it comes
@@ -291,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=1,
         metavar="N",
-        help="spread each loop's clients over N processes (a process of over a few dozen clients sets the figure)",
+        help="spread each loop's clients over N processes (for rates past what one process's core sends)",
     )
     parser.add_argument("--queue", default=None, metavar="URL", help="with --spawn: a gateway of the job streams here")
     parser.add_argument("--workers", type=int, default=1, help="with --queue: the gecserve worker processes started")

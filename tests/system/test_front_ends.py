@@ -1,7 +1,8 @@
 """The process layout with real processes (``gecserve serve --front-ends 2``): a supervisor, two front ends on
 the same ports, an engine process fed over ZeroMQ. Answers equal one process's over HTTP and gRPC, metrics merged
 across processes, a killed front end restarted while its sibling serves, a killed engine failing only its
-in-flight requests (503) and coming back, and SIGTERM draining every front end."""
+in-flight requests (503) and coming back, the models fixed (loading and unloading refused with 409), and SIGTERM
+draining every front end."""
 
 from __future__ import annotations
 
@@ -21,10 +22,14 @@ from tests.system.test_scaleout import sentences
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
+ADMIN_KEY = "layout-admin"
+
 
 @pytest.fixture(scope="module")
 def layout(tmp_path_factory) -> RunningServer:
-    running = start_server(tmp_path_factory.mktemp("front-ends"), front_ends=2, cache_size=0, ready_timeout_s=90)
+    running = start_server(
+        tmp_path_factory.mktemp("front-ends"), front_ends=2, cache_size=0, admin_key=ADMIN_KEY, ready_timeout_s=90
+    )
     yield running
     running.stop()
 
@@ -102,6 +107,20 @@ def test_metrics_are_merged_across_processes(layout) -> None:
             line.split('pid="')[1].split('"')[0] for line in scrape.splitlines() if "event_loop_lag_seconds{" in line
         }
         assert front_ends <= {int(pid) for pid in lag_pids}
+
+
+def test_the_models_are_those_it_started_with(layout) -> None:
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    served = httpx.get(layout.url + "/v1/models").json()["models"]
+    for answer in (
+        httpx.post(layout.url + "/v1/models", json={"name": "other", "path": served[0]["path"]}, headers=admin),
+        httpx.delete(layout.url + f"/v1/models/{served[0]['name']}", headers=admin),
+    ):
+        assert answer.status_code == 409, answer.text
+        assert answer.json()["error"]["reason"] == "conflict"
+        assert "--front-ends" in answer.json()["error"]["message"]
+    names = [model["name"] for model in served]
+    assert [model["name"] for model in httpx.get(layout.url + "/v1/models").json()["models"]] == names
 
 
 def test_a_killed_front_end_is_restarted_and_its_sibling_serves(layout) -> None:

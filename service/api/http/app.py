@@ -104,7 +104,8 @@ def create_app(pipeline: Pipeline, access: AccessControl | None = None) -> FastA
     app.include_router(feedback_router(pipeline))
     experiments = pipeline.experiments
     app.include_router(experiments_router(experiments.admin, experiments.reports, settings.admin_key))
-    app.include_router(models_router(pipeline.models, experiments.admin, settings.admin_key))
+    fixed_models = settings.engine_dir is not None  # a front end of the process layout
+    app.include_router(models_router(pipeline.models, experiments.admin, settings.admin_key, fixed_models))
     app.include_router(languagetool_router(pipeline, access))
     app.include_router(words_router(pipeline.words, access))
     app.include_router(device_router(settings.model_path, settings.max_text_chars))

@@ -4,6 +4,9 @@ GET    /v1/models          every model: name, version, variant, parameters, qual
 POST   /v1/models          {"name", "path", "default"}: load a model folder and serve it under ``name`` once it is
                            warmed up; a name already served is swapped (its requests finish on the old one)
 DELETE /v1/models/{name}   stop serving it: its queued and running work drains first
+
+In the process layout (``--front-ends``) the models are those the service started with: a front end cannot start an
+engine process or reach its siblings, so loading and unloading answer 409 there.
 """
 
 from __future__ import annotations
@@ -39,9 +42,15 @@ class ModelLimitRequestError(RequestError):
     reason = ErrorReason.MODEL_LIMIT
 
 
+LAYOUT_FIXED = (
+    "the process layout (--front-ends) serves the models it started with (GECSERVE_MODELS): restart it to change them"
+)
+
+
 def models_router(
-    models: ModelRepository[ServedModel], experiments: ExperimentAdmin, admin: SecretStr | None
+    models: ModelRepository[ServedModel], experiments: ExperimentAdmin, admin: SecretStr | None, fixed: bool
 ) -> APIRouter:
+    """The routes of ``models``; ``fixed``: the process layout's front end, whose models cannot change."""
     router = APIRouter(
         prefix="/v1/models", tags=["models"], default_response_class=TextJSONResponse, route_class=JSONBodyRoute
     )
@@ -60,7 +69,8 @@ def models_router(
             {
                 400: "the folder cannot be served (the message names the file at fault)",
                 **ADMIN_REFUSALS,
-                409: "over GECSERVE_MAX_MODELS or the memory budget (GECSERVE_MODEL_MEMORY_MB)",
+                409: "over GECSERVE_MAX_MODELS or the memory budget (GECSERVE_MODEL_MEMORY_MB), or the process "
+                "layout (--front-ends), whose models are those it started with",
                 422: "invalid JSON or fields",
             }
         ),
@@ -70,6 +80,8 @@ def models_router(
         needs the admin key. A name already served is swapped: new requests go to the new model at once, those
         in flight finish on the old one, which then drains. `default: true` makes it the default model (requests
         that name none). The models already serving go on serving while it loads, and when it fails."""
+        if fixed:
+            raise ConflictRequestError(LAYOUT_FIXED)
         try:
             model = await models.load(ModelSource(body.name, Path(body.path)), make_default=body.default)
         except ModelFolderError as error:
@@ -85,13 +97,16 @@ def models_router(
             {
                 **ADMIN_REFUSALS,
                 404: "no model of that name is served",
-                409: "it is the default model, or the running experiment's arms run on it",
+                409: "it is the default model, the running experiment's arms run on it, or the process layout "
+                "(--front-ends) serves it",
             }
         ),
     )
     async def unload(name: str) -> dict[str, Any]:
         """Stop serving a model, once its queued and running work is done; needs the admin key. Refused for the
         default model and for a model the running experiment's arms run on (stop the experiment first)."""
+        if fixed:
+            raise ConflictRequestError(LAYOUT_FIXED)
         running = experiments.using(name)
         if running is not None:
             raise ConflictRequestError(f"the running experiment {running!r} has arms on {name!r}: stop it first")
