@@ -79,7 +79,8 @@ def models_router(
         """Load a model folder (a path on the server) and serve it under `name` once it is loaded and warmed up;
         needs the admin key. A name already served is swapped: new requests go to the new model at once, those
         in flight finish on the old one, which then drains. `default: true` makes it the default model (requests
-        that name none). The models already serving go on serving while it loads, and when it fails."""
+        that name none). The models already serving go on serving while it loads, and when it fails. Refused in
+        the process layout (`--front-ends`), which serves the models it started with."""
         if fixed:
             raise ConflictRequestError(LAYOUT_FIXED)
         try:
@@ -104,7 +105,8 @@ def models_router(
     )
     async def unload(name: str) -> dict[str, Any]:
         """Stop serving a model, once its queued and running work is done; needs the admin key. Refused for the
-        default model and for a model the running experiment's arms run on (stop the experiment first)."""
+        default model, for a model the running experiment's arms run on (stop the experiment first), and in the
+        process layout (`--front-ends`)."""
         if fixed:
             raise ConflictRequestError(LAYOUT_FIXED)
         running = experiments.using(name)
