@@ -146,9 +146,8 @@ async def _send(
     """``requests`` requests of ``lines`` in order from ``concurrency`` clients of this process."""
     load = Load()
     cursor = iter(range(requests))
-    # A pool of its own for each client: one pool shared by all would cost each request a walk over every
-    # connection (httpcore checks each idle one's socket), so a busy load generator would slow itself down further.
-    # The clients share one TLS context (each would load the CA bundle) and are made before the CPU clock starts.
+    # a pool a client (the module docstring); one TLS context for all (each would load the CA bundle), made before
+    # the CPU clock starts
     tls = ssl.create_default_context()
     limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
     clients = [httpx.AsyncClient(timeout=60, limits=limits, verify=tls) for _ in range(concurrency)]

@@ -47,6 +47,10 @@ LAYOUT_FIXED = (
 )
 
 
+def _refuse_changes() -> None:
+    raise ConflictRequestError(LAYOUT_FIXED)
+
+
 def models_router(
     models: ModelRepository[ServedModel], experiments: ExperimentAdmin, admin: SecretStr | None, fixed: bool
 ) -> APIRouter:
@@ -55,6 +59,7 @@ def models_router(
         prefix="/v1/models", tags=["models"], default_response_class=TextJSONResponse, route_class=JSONBodyRoute
     )
     guard = [Depends(admin_guard(admin))]
+    changes = [*guard, Depends(_refuse_changes)] if fixed else guard  # loading and unloading
 
     @router.get("")
     async def listing() -> dict[str, Any]:
@@ -64,7 +69,7 @@ def models_router(
     @router.post(
         "",
         status_code=201,
-        dependencies=guard,
+        dependencies=changes,
         responses=documented_errors(
             {
                 400: "the folder cannot be served (the message names the file at fault)",
@@ -81,8 +86,6 @@ def models_router(
         in flight finish on the old one, which then drains. `default: true` makes it the default model (requests
         that name none). The models already serving go on serving while it loads, and when it fails. Refused in
         the process layout (`--front-ends`), which serves the models it started with."""
-        if fixed:
-            raise ConflictRequestError(LAYOUT_FIXED)
         try:
             model = await models.load(ModelSource(body.name, Path(body.path)), make_default=body.default)
         except ModelFolderError as error:
@@ -93,7 +96,7 @@ def models_router(
 
     @router.delete(
         "/{name}",
-        dependencies=guard,
+        dependencies=changes,
         responses=documented_errors(
             {
                 **ADMIN_REFUSALS,
@@ -107,8 +110,6 @@ def models_router(
         """Stop serving a model, once its queued and running work is done; needs the admin key. Refused for the
         default model, for a model the running experiment's arms run on (stop the experiment first), and in the
         process layout (`--front-ends`)."""
-        if fixed:
-            raise ConflictRequestError(LAYOUT_FIXED)
         running = experiments.using(name)
         if running is not None:
             raise ConflictRequestError(f"the running experiment {running!r} has arms on {name!r}: stop it first")
